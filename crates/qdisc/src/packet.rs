@@ -1,0 +1,41 @@
+//! The packet as every queue discipline and link sees it.
+//!
+//! A packet is a small `Copy` value: queues hold packets by value, so the hot
+//! path allocates nothing per packet.
+
+use crate::time::Time;
+
+/// The two ECN bits of the IP header (RFC 3168), reduced to what AQM needs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Ecn {
+    /// Not ECN-capable transport: an AQM must drop, not mark.
+    #[default]
+    NotEct,
+    /// ECN-capable transport: an AQM may mark instead of dropping.
+    Ect,
+    /// Congestion experienced: marked by some queue on the path.
+    Ce,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Packet {
+    /// Unique within a run, in order of creation.
+    pub id: u64,
+    /// Index of the flow (over all traffic groups) the packet belongs to.
+    pub flow: u32,
+    /// Index of the traffic group of the flow.
+    pub group: u16,
+    /// Index of the traffic class (`bulk`, `realtime`, ...) of the group.
+    pub class: u8,
+    pub ecn: Ecn,
+    /// Size on the wire, headers included.
+    pub size_bytes: u32,
+    /// Node that emitted the packet.
+    pub src: u32,
+    /// Node the packet is addressed to.
+    pub dst: u32,
+    /// When the sender emitted it (for one-way delay).
+    pub sent_at: Time,
+    /// When it arrived at the queue that holds it now (for sojourn time).
+    pub enqueued_at: Time,
+}

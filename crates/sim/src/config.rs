@@ -1,0 +1,355 @@
+//! Reading configuration values: a path-tracking reader over JSON values and
+//! the parsers of quantities with units.
+//!
+//! Scenario files are TOML; the Python layer parses them (and applies
+//! `--set` overrides) and hands the engine the same tree as JSON. This module
+//! reads that tree by hand rather than through serde's derive because the
+//! scenario schema is made of tagged alternatives (topology, qdisc and
+//! traffic kinds, distributions) whose errors serde reports without the key
+//! path, and because a user should see every problem of a file at once, not
+//! the first one. Every error names the full key path, the value given and
+//! what is allowed.
+
+use std::fmt;
+
+use aqmlab_qdisc::{Duration, Limit};
+use serde_json::{Map, Value};
+
+/// One problem in a scenario: where it is and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// Full key path, e.g. `topology.bottleneck.rate` or `traffic[1].count`.
+    pub path: String,
+    /// The value given and what is allowed.
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Collects every problem found while reading a scenario.
+#[derive(Debug, Default)]
+pub struct Cx {
+    pub errors: Vec<ConfigError>,
+}
+
+impl Cx {
+    pub fn err(&mut self, path: &str, message: impl Into<String>) {
+        self.errors.push(ConfigError { path: path.to_string(), message: message.into() });
+    }
+}
+
+/// Joins a key onto a path: `join("a.b", "c") == "a.b.c"`.
+pub fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// A JSON value as a user would write it in the file, for messages.
+pub fn show(v: &Value) -> String {
+    match v {
+        Value::Object(_) => "a table".to_string(),
+        Value::Array(_) => "a list".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// A TOML table being read. Every key asked for, present or not, is
+/// declared, so that [`Table::finish`] can reject the keys nobody asked for
+/// and list the allowed ones.
+pub struct Table<'v> {
+    pub path: String,
+    map: &'v Map<String, Value>,
+    declared: Vec<&'static str>,
+}
+
+impl<'v> Table<'v> {
+    /// Starts reading `value` as a table; an error if it is not one.
+    pub fn new(cx: &mut Cx, value: &'v Value, path: &str) -> Option<Table<'v>> {
+        match value {
+            Value::Object(map) => Some(Table { path: path.to_string(), map, declared: Vec::new() }),
+            other => {
+                cx.err(path, format!("expected a table, got {}", show(other)));
+                None
+            }
+        }
+    }
+
+    pub fn key_path(&self, key: &str) -> String {
+        join(&self.path, key)
+    }
+
+    /// The raw value of `key`, if present.
+    pub fn raw(&mut self, key: &'static str) -> Option<&'v Value> {
+        self.declared.push(key);
+        self.map.get(key)
+    }
+
+    pub fn has(&self, key: &str) -> bool {
+        self.map.contains_key(key)
+    }
+
+    /// Reads an optional key with `parse`; a parse error is recorded and
+    /// gives `None`, like an absent key.
+    pub fn opt<T>(&mut self, cx: &mut Cx, key: &'static str, parse: impl FnOnce(&Value) -> Result<T, String>) -> Option<T> {
+        let v = self.raw(key)?;
+        match parse(v) {
+            Ok(t) => Some(t),
+            Err(msg) => {
+                cx.err(&self.key_path(key), msg);
+                None
+            }
+        }
+    }
+
+    /// Reads a required key; its absence is an error.
+    pub fn req<T>(&mut self, cx: &mut Cx, key: &'static str, what: &str, parse: impl FnOnce(&Value) -> Result<T, String>) -> Option<T> {
+        if !self.has(key) {
+            self.declared.push(key);
+            cx.err(&self.key_path(key), format!("missing; {what}"));
+            return None;
+        }
+        self.opt(cx, key, parse)
+    }
+
+    /// Rejects every key that was not declared, suggesting the nearest
+    /// allowed one.
+    pub fn finish(self, cx: &mut Cx) {
+        for key in self.map.keys() {
+            if self.declared.iter().any(|d| d == key) {
+                continue;
+            }
+            let mut allowed: Vec<&str> = self.declared.clone();
+            allowed.sort_unstable();
+            allowed.dedup();
+            let hint = nearest(key, &allowed).map(|s| format!("; did you mean \"{s}\"?")).unwrap_or_default();
+            cx.err(&self.key_path(key), format!("unknown key \"{key}\"; allowed here: {}{hint}", allowed.join(", ")));
+        }
+    }
+}
+
+/// The allowed word closest to `word` by edit distance, if close enough to
+/// be a likely misspelling.
+pub fn nearest<'a>(word: &str, allowed: &[&'a str]) -> Option<&'a str> {
+    let (best, d) = allowed.iter().map(|a| (*a, edit_distance(word, a))).min_by_key(|&(_, d)| d)?;
+    (d <= 2.max(word.len() / 3)).then_some(best)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+// ---------------------------------------------------------------------------
+// Scalars
+
+pub fn parse_str(v: &Value) -> Result<String, String> {
+    v.as_str().map(str::to_string).ok_or_else(|| format!("expected a string, got {}", show(v)))
+}
+
+pub fn parse_bool(v: &Value) -> Result<bool, String> {
+    v.as_bool().ok_or_else(|| format!("expected true or false, got {}", show(v)))
+}
+
+/// A whole number at least `min`.
+pub fn parse_count(v: &Value, min: u64) -> Result<u64, String> {
+    match v.as_u64() {
+        Some(n) if n >= min => Ok(n),
+        _ => match v {
+            Value::Number(_) => Err(format!("expected a whole number >= {min}, got {v}")),
+            _ => Err(format!("expected a whole number >= {min}, got {}", show(v))),
+        },
+    }
+}
+
+/// A dimensionless real number in [lo, hi].
+pub fn parse_real_in(v: &Value, lo: f64, hi: f64) -> Result<f64, String> {
+    match v.as_f64() {
+        Some(x) if x >= lo && x <= hi => Ok(x),
+        _ => Err(format!("expected a number in [{lo}, {hi}], got {}", show(v))),
+    }
+}
+
+/// One of a fixed set of words.
+pub fn parse_choice<'a>(v: &Value, allowed: &[&'a str]) -> Result<&'a str, String> {
+    let s = v.as_str().ok_or_else(|| format!("expected one of {}, got {}", quoted(allowed), show(v)))?;
+    allowed.iter().copied().find(|a| *a == s).ok_or_else(|| {
+        let hint = nearest(s, allowed).map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default();
+        format!("\"{s}\" is not allowed; expected one of {}{hint}", quoted(allowed))
+    })
+}
+
+pub fn quoted(words: &[&str]) -> String {
+    words.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(", ")
+}
+
+// ---------------------------------------------------------------------------
+// Quantities with units. Prefixes are decimal (1 KB = 1000 B, 1 Mbps = 1e6
+// bit/s); KiB, MiB and GiB are binary.
+
+/// Splits `"10.5Mbps"` into (10.5, "Mbps").
+fn split_number(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|&(i, c)| !(c.is_ascii_digit() || c == '.' || c == '_' || ((c == '-' || c == '+') && i == 0) || ((c == 'e' || c == 'E') && i > 0 && s[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-'))))
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    let number: String = s[..end].chars().filter(|&c| c != '_').collect();
+    let x: f64 = number.parse().ok()?;
+    Some((x, s[end..].trim()))
+}
+
+fn unit_quantity(v: &Value, kind: &str, example: &str, units: &[(&str, f64)]) -> Result<f64, String> {
+    let names: Vec<&str> = units.iter().map(|(u, _)| *u).collect();
+    let expected = format!("a {kind} as a string with a unit ({}), e.g. \"{example}\"", names.join(", "));
+    let s = match v {
+        Value::String(s) => s,
+        Value::Number(_) => return Err(format!("expected {expected}, got the bare number {v}")),
+        other => return Err(format!("expected {expected}, got {}", show(other))),
+    };
+    let (x, unit) = split_number(s).ok_or_else(|| format!("\"{s}\" is not {expected}"))?;
+    let scale = units.iter().find(|(u, _)| *u == unit).map(|(_, k)| *k).ok_or_else(|| {
+        if unit.is_empty() {
+            format!("\"{s}\" has no unit; expected {expected}")
+        } else {
+            let hint = nearest(unit, &names).map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default();
+            format!("\"{s}\" has unknown unit \"{unit}\"; expected {expected}{hint}")
+        }
+    })?;
+    if !x.is_finite() || x < 0.0 {
+        return Err(format!("\"{s}\" must not be negative"));
+    }
+    Ok(x * scale)
+}
+
+const TIME_UNITS: &[(&str, f64)] = &[("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9), ("min", 60e9)];
+const RATE_UNITS: &[(&str, f64)] = &[("bps", 1.0), ("kbps", 1e3), ("Kbps", 1e3), ("Mbps", 1e6), ("Gbps", 1e9)];
+const SIZE_UNITS: &[(&str, f64)] =
+    &[("B", 1.0), ("KB", 1e3), ("kB", 1e3), ("MB", 1e6), ("GB", 1e9), ("KiB", 1024.0), ("MiB", 1048576.0), ("GiB", 1073741824.0)];
+
+/// A time such as `"20ms"`, in nanoseconds (rounded).
+pub fn parse_duration(v: &Value) -> Result<Duration, String> {
+    unit_quantity(v, "time", "20ms", TIME_UNITS).map(|ns| Duration(ns.round() as u64))
+}
+
+/// A time in seconds as a real number (for distributions of times).
+pub fn parse_time_secs(v: &Value) -> Result<f64, String> {
+    unit_quantity(v, "time", "20ms", TIME_UNITS).map(|ns| ns / 1e9)
+}
+
+/// A strictly positive bit rate such as `"10Mbps"`, in bit/s.
+pub fn parse_rate(v: &Value) -> Result<f64, String> {
+    let r = unit_quantity(v, "rate", "10Mbps", RATE_UNITS)?;
+    if r <= 0.0 {
+        return Err(format!("{} must be a positive rate", show(v)));
+    }
+    Ok(r)
+}
+
+/// A size such as `"1500B"` or `"2.3KB"`, in bytes (real).
+pub fn parse_bytes_f64(v: &Value) -> Result<f64, String> {
+    unit_quantity(v, "size", "1500B", SIZE_UNITS)
+}
+
+/// A packet size: whole bytes, at least 1.
+pub fn parse_packet_size(v: &Value) -> Result<u32, String> {
+    let b = parse_bytes_f64(v)?;
+    if b < 1.0 || b.fract() != 0.0 || b > u32::MAX as f64 {
+        return Err(format!("{} must be a whole number of bytes, at least 1B", show(v)));
+    }
+    Ok(b as u32)
+}
+
+/// A buffer limit: `"300pkt"`, a size in bytes, or `"inf"`.
+pub fn parse_limit(v: &Value) -> Result<Limit, String> {
+    const EXPECTED: &str = "a buffer limit in packets (\"300pkt\"), in bytes (\"450000B\", \"450KB\") or \"inf\"";
+    let s = v.as_str().ok_or_else(|| format!("expected {EXPECTED}, got {}", show(v)))?;
+    if s.trim() == "inf" {
+        return Ok(Limit::Unlimited);
+    }
+    if let Some((x, unit)) = split_number(s) {
+        if unit == "pkt" || unit == "pkts" || unit == "p" {
+            if x < 1.0 || x.fract() != 0.0 || x > u32::MAX as f64 {
+                return Err(format!("\"{s}\" must be a whole number of packets, at least 1"));
+            }
+            return Ok(Limit::Packets(x as u32));
+        }
+    }
+    let b = unit_quantity(v, "size", "450000B", SIZE_UNITS).map_err(|_| format!("\"{s}\" is not {EXPECTED}"))?;
+    if b < 1.0 || b.fract() != 0.0 {
+        return Err(format!("\"{s}\" must be a whole number of bytes, at least 1B"));
+    }
+    Ok(Limit::Bytes(b as u64))
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn test_units_parse_to_base_units() {
+        assert_eq!(parse_duration(&json!("20ms")), Ok(Duration(20_000_000)));
+        assert_eq!(parse_duration(&json!("0.1ms")), Ok(Duration(100_000)));
+        assert_eq!(parse_duration(&json!("2min")), Ok(Duration(120_000_000_000)));
+        assert_eq!(parse_rate(&json!("10Mbps")), Ok(10e6));
+        assert_eq!(parse_rate(&json!("250kbps")), Ok(250e3));
+        assert_eq!(parse_bytes_f64(&json!("2.3KB")), Ok(2300.0));
+        assert_eq!(parse_bytes_f64(&json!("1KiB")), Ok(1024.0));
+        assert_eq!(parse_limit(&json!("300pkt")), Ok(Limit::Packets(300)));
+        assert_eq!(parse_limit(&json!("450KB")), Ok(Limit::Bytes(450_000)));
+        assert_eq!(parse_limit(&json!("inf")), Ok(Limit::Unlimited));
+    }
+
+    #[test]
+    fn test_unit_errors_name_value_and_allowed() {
+        let e = parse_rate(&json!("10Mbs")).unwrap_err();
+        assert!(e.contains("\"10Mbs\"") && e.contains("Mbps") && e.contains("did you mean"), "{e}");
+        let e = parse_rate(&json!("-5Mbps")).unwrap_err();
+        assert!(e.contains("negative"), "{e}");
+        let e = parse_duration(&json!(5)).unwrap_err();
+        assert!(e.contains("bare number 5"), "{e}");
+        let e = parse_packet_size(&json!("0B")).unwrap_err();
+        assert!(e.contains("at least 1B"), "{e}");
+    }
+
+    #[test]
+    fn test_unknown_key_suggests_nearest() {
+        let v = json!({"bottlenek": 1});
+        let mut cx = Cx::default();
+        let mut t = Table::new(&mut cx, &v, "topology").unwrap();
+        t.raw("bottleneck");
+        t.raw("senders");
+        t.finish(&mut cx);
+        assert_eq!(cx.errors.len(), 1);
+        assert_eq!(cx.errors[0].path, "topology.bottlenek");
+        assert!(cx.errors[0].message.contains("did you mean \"bottleneck\""), "{}", cx.errors[0].message);
+    }
+
+    #[test]
+    fn test_edit_distance() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+    }
+}

@@ -1,0 +1,252 @@
+//! Random distributions of times, sizes and counts, as scenario files write
+//! them: `{ dist = "exponential", mean = "15s" }`, `{ dist = "pareto", shape
+//! = 1.3, scale = "2.3KB" }`, or a plain constant.
+//!
+//! Samples use inverse-transform sampling with the formulas of ns-2's
+//! `tools/ranvar.cc`, so a stream of uniforms maps to the same values ns-2
+//! would draw from it:
+//!
+//! | dist        | parameters                     | sample from U in (0, 1]         | mean                  |
+//! |-------------|--------------------------------|---------------------------------|-----------------------|
+//! | exponential | mean                           | -mean ln U                      | mean                  |
+//! | pareto      | shape a, scale k (or mean)     | k U^(-1/a) (type I)             | k a / (a - 1), a > 1  |
+//! | pareto2     | shape a, mean (or scale l)     | l (U^(-1/a) - 1) (Lomax)        | l / (a - 1), a > 1    |
+//! | uniform     | min, max                       | min + (max - min) U'            | (min + max) / 2       |
+//! | lognormal   | mean and sigma of ln X (mu, sigma) or mean and sigma | exp(mu + sigma Z) | exp(mu + sigma^2/2) |
+//! | constant    | value                          | value                           | value                 |
+//!
+//! Values are real numbers in the quantity's base unit (seconds, bytes, or a
+//! plain count); the caller rounds sizes and counts.
+
+use aqmlab_qdisc::rng::{self, Rng};
+use rand_distr::{Distribution, StandardNormal};
+use serde_json::{json, Value};
+
+use crate::config::{self, parse_real_in, show, Cx, Table};
+
+/// What a distribution's values measure, which fixes the unit its
+/// parameters are written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quantity {
+    /// Seconds, written with a time unit (`"15s"`).
+    Time,
+    /// Bytes, written with a size unit (`"1500B"`).
+    Bytes,
+    /// A plain number (`3`).
+    Count,
+}
+
+impl Quantity {
+    fn parse(self, v: &Value) -> Result<f64, String> {
+        match self {
+            Quantity::Time => config::parse_time_secs(v),
+            Quantity::Bytes => config::parse_bytes_f64(v),
+            Quantity::Count => match v.as_f64() {
+                Some(x) if x >= 0.0 => Ok(x),
+                _ => Err(format!("expected a non-negative number, got {}", show(v))),
+            },
+        }
+    }
+
+    fn unit_suffix(self) -> &'static str {
+        match self {
+            Quantity::Time => "_s",
+            Quantity::Bytes => "_bytes",
+            Quantity::Count => "",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Dist {
+    Constant(f64),
+    Exponential { mean: f64 },
+    /// Pareto type I with scale (minimum) `k`.
+    Pareto { shape: f64, scale: f64 },
+    /// Pareto type II (Lomax) with scale `lambda`.
+    Pareto2 { shape: f64, scale: f64 },
+    Uniform { min: f64, max: f64 },
+    /// exp(N(mu, sigma^2)).
+    LogNormal { mu: f64, sigma: f64 },
+}
+
+pub const DIST_NAMES: &[&str] = &["constant", "exponential", "pareto", "pareto2", "uniform", "lognormal"];
+
+impl Dist {
+    /// One sample from the stream `rng`.
+    #[inline]
+    pub fn sample(&self, rng: &mut Rng) -> f64 {
+        match *self {
+            Dist::Constant(v) => v,
+            Dist::Exponential { mean } => -mean * rng::uniform_open0(rng).ln(),
+            Dist::Pareto { shape, scale } => scale * rng::uniform_open0(rng).powf(-1.0 / shape),
+            Dist::Pareto2 { shape, scale } => scale * (rng::uniform_open0(rng).powf(-1.0 / shape) - 1.0),
+            Dist::Uniform { min, max } => min + (max - min) * rng::uniform(rng),
+            Dist::LogNormal { mu, sigma } => {
+                let z: f64 = StandardNormal.sample(rng);
+                (mu + sigma * z).exp()
+            }
+        }
+    }
+
+    /// The mean, or `None` where it is infinite (Pareto with shape <= 1).
+    pub fn mean(&self) -> Option<f64> {
+        match *self {
+            Dist::Constant(v) => Some(v),
+            Dist::Exponential { mean } => Some(mean),
+            Dist::Pareto { shape, scale } => (shape > 1.0).then(|| scale * shape / (shape - 1.0)),
+            Dist::Pareto2 { shape, scale } => (shape > 1.0).then(|| scale / (shape - 1.0)),
+            Dist::Uniform { min, max } => Some((min + max) / 2.0),
+            Dist::LogNormal { mu, sigma } => Some((mu + sigma * sigma / 2.0).exp()),
+        }
+    }
+
+    /// The distribution as the result reports it, parameters in base units.
+    pub fn describe(&self, q: Quantity) -> Value {
+        let u = q.unit_suffix();
+        match *self {
+            Dist::Constant(v) => json!({ "dist": "constant", format!("value{u}"): v }),
+            Dist::Exponential { mean } => json!({ "dist": "exponential", format!("mean{u}"): mean }),
+            Dist::Pareto { shape, scale } => json!({ "dist": "pareto", "shape": shape, format!("scale{u}"): scale }),
+            Dist::Pareto2 { shape, scale } => json!({ "dist": "pareto2", "shape": shape, format!("scale{u}"): scale }),
+            Dist::Uniform { min, max } => json!({ "dist": "uniform", format!("min{u}"): min, format!("max{u}"): max }),
+            Dist::LogNormal { mu, sigma } => json!({ "dist": "lognormal", "mu": mu, "sigma": sigma }),
+        }
+    }
+
+    /// Reads a distribution of quantity `q` at `path`: a constant written as
+    /// the quantity itself, or a table with a `dist` key.
+    pub fn parse(cx: &mut Cx, v: &Value, path: &str, q: Quantity) -> Option<Dist> {
+        if !v.is_object() {
+            return match q.parse(v) {
+                Ok(x) => Some(Dist::Constant(x)),
+                Err(msg) => {
+                    cx.err(path, format!("{msg}, or a distribution table such as {{ dist = \"exponential\", mean = ... }}"));
+                    None
+                }
+            };
+        }
+        let mut t = Table::new(cx, v, path)?;
+        let kind = t.req(cx, "dist", &format!("one of {}", config::quoted(DIST_NAMES)), |v| config::parse_choice(v, DIST_NAMES))?;
+        let positive = |x: f64| if x > 0.0 { Ok(x) } else { Err(format!("must be positive, got {x}")) };
+        let shape = |t: &mut Table, cx: &mut Cx| t.req(cx, "shape", "a positive number", |v| parse_real_in(v, f64::MIN_POSITIVE, f64::MAX));
+        let d = match kind {
+            "constant" => Dist::Constant(t.req(cx, "value", "the constant value", |v| q.parse(v))?),
+            "exponential" => Dist::Exponential { mean: t.req(cx, "mean", "the mean", |v| q.parse(v).and_then(positive))? },
+            "pareto" | "pareto2" => {
+                let a = shape(&mut t, cx);
+                let scale = t.opt(cx, "scale", |v| q.parse(v).and_then(positive));
+                let mean = t.opt(cx, "mean", |v| q.parse(v).and_then(positive));
+                let a = a?;
+                let scale = match (scale, mean) {
+                    (Some(s), None) => s,
+                    (None, Some(m)) if a > 1.0 => {
+                        if kind == "pareto" {
+                            m * (a - 1.0) / a
+                        } else {
+                            m * (a - 1.0)
+                        }
+                    }
+                    (None, Some(_)) => {
+                        cx.err(&t.key_path("mean"), format!("a Pareto distribution with shape {a} <= 1 has no finite mean; give \"scale\" instead"));
+                        return None;
+                    }
+                    _ => {
+                        cx.err(&t.path, "give exactly one of \"scale\" and \"mean\"");
+                        return None;
+                    }
+                };
+                if kind == "pareto" {
+                    Dist::Pareto { shape: a, scale }
+                } else {
+                    Dist::Pareto2 { shape: a, scale }
+                }
+            }
+            "uniform" => {
+                let min = t.req(cx, "min", "the lower bound", |v| q.parse(v));
+                let max = t.req(cx, "max", "the upper bound", |v| q.parse(v));
+                let (min, max) = (min?, max?);
+                if min > max {
+                    cx.err(&t.key_path("max"), format!("must be at least min ({min}), got {max}"));
+                    return None;
+                }
+                Dist::Uniform { min, max }
+            }
+            "lognormal" => {
+                // Either the parameters of ln X (mu, sigma) or the mean of X and sigma.
+                let sigma = t.req(cx, "sigma", "the standard deviation of ln X", |v| parse_real_in(v, 0.0, f64::MAX));
+                let mu = t.opt(cx, "mu", |v| parse_real_in(v, f64::MIN, f64::MAX));
+                let mean = t.opt(cx, "mean", |v| q.parse(v).and_then(positive));
+                let sigma = sigma?;
+                let mu = match (mu, mean) {
+                    (Some(mu), None) => mu,
+                    (None, Some(m)) => m.ln() - sigma * sigma / 2.0,
+                    _ => {
+                        cx.err(&t.path, "give exactly one of \"mu\" (mean of ln X) and \"mean\" (mean of X)");
+                        return None;
+                    }
+                };
+                Dist::LogNormal { mu, sigma }
+            }
+            _ => unreachable!("parse_choice admits only DIST_NAMES"),
+        };
+        t.finish(cx);
+        Some(d)
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use serde_json::json;
+
+    fn parse_ok(v: Value, q: Quantity) -> Dist {
+        let mut cx = Cx::default();
+        let d = Dist::parse(&mut cx, &v, "x", q);
+        assert!(cx.errors.is_empty(), "{:?}", cx.errors);
+        d.unwrap()
+    }
+
+    fn sample_mean(d: &Dist, n: usize) -> f64 {
+        let mut r = rng::stream(1, "test");
+        (0..n).map(|_| d.sample(&mut r)).sum::<f64>() / n as f64
+    }
+
+    #[test]
+    fn test_pareto_mean_matches_reference_vector() {
+        // tcp-traffic-models.md section 6 vector 3: K = 2.3 KB, a = 1.3 -> mean 9.9667 KB.
+        let d = parse_ok(json!({"dist": "pareto", "shape": 1.3, "scale": "2.3KB"}), Quantity::Bytes);
+        assert!((d.mean().unwrap() - 9966.666_666).abs() < 1e-3);
+        // The same given by its mean gives back K.
+        let d = parse_ok(json!({"dist": "pareto", "shape": 1.3, "mean": "9966.6666666667B"}), Quantity::Bytes);
+        assert!(matches!(d, Dist::Pareto { scale, .. } if (scale - 2300.0).abs() < 1e-6));
+    }
+
+    #[test]
+    fn test_pareto2_scale_from_mean() {
+        // ParetoII avg 12, shape 1.2: lambda = 2.4 (vector 3).
+        let d = parse_ok(json!({"dist": "pareto2", "shape": 1.2, "mean": 12}), Quantity::Count);
+        assert!(matches!(d, Dist::Pareto2 { scale, .. } if (scale - 2.4).abs() < 1e-12));
+    }
+
+    #[test]
+    fn test_sample_means_converge() {
+        // Standard error of an exponential mean over 1e6 samples is 0.1%; 1% is 10 sigma.
+        let d = parse_ok(json!({"dist": "exponential", "mean": "10ms"}), Quantity::Time);
+        assert!((sample_mean(&d, 1_000_000) / 0.010 - 1.0).abs() < 0.01);
+        let d = parse_ok(json!({"dist": "uniform", "min": "1400B", "max": "1628B"}), Quantity::Bytes);
+        assert!((sample_mean(&d, 1_000_000) - 1514.0).abs() < 1.0);
+        let d = parse_ok(json!({"dist": "lognormal", "mean": "1s", "sigma": 0.5}), Quantity::Time);
+        assert!((sample_mean(&d, 1_000_000) - 1.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn test_constant_shorthand_and_errors() {
+        assert_eq!(parse_ok(json!("1s"), Quantity::Time), Dist::Constant(1.0));
+        assert_eq!(parse_ok(json!(3), Quantity::Count), Dist::Constant(3.0));
+        let mut cx = Cx::default();
+        assert!(Dist::parse(&mut cx, &json!({"dist": "expo", "mean": "1s"}), "traffic[0].gap", Quantity::Time).is_none());
+        assert_eq!(cx.errors[0].path, "traffic[0].gap.dist");
+        assert!(cx.errors[0].message.contains("\"expo\"") && cx.errors[0].message.contains("exponential"));
+    }
+}

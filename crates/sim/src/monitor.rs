@@ -1,0 +1,455 @@
+//! What is measured at queues and flows, over the measurement window.
+//!
+//! Definitions follow `spec/metrics.md`: counters count events whose time is
+//! inside [warmup, duration]; the backlog is integrated over time (a
+//! time average, not a per-arrival average); the sojourn time of a packet is
+//! from its arrival at the queue to the start of its transmission; a loss run
+//! at a queue starts when an arrival causes a drop after an accepted arrival
+//! and ends at the next accepted arrival; runs still open at the end are
+//! discarded. Monitors also keep whole-run totals, from time zero, for the
+//! conservation identity arrivals = departures + drops + backlog.
+
+use aqmlab_qdisc::{DropReason, Time};
+use serde_json::{json, Map, Value};
+
+/// Running mean and variance (Welford), mergeable (Chan et al.).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunningStats {
+    pub n: u64,
+    mean: f64,
+    m2: f64,
+    min: f64,
+    max: f64,
+}
+
+impl RunningStats {
+    #[inline]
+    pub fn push(&mut self, x: f64) {
+        if self.n == 0 {
+            (self.min, self.max) = (x, x);
+        } else {
+            self.min = self.min.min(x);
+            self.max = self.max.max(x);
+        }
+        self.n += 1;
+        let d = x - self.mean;
+        self.mean += d / self.n as f64;
+        self.m2 += d * (x - self.mean);
+    }
+
+    pub fn merge(&mut self, o: &RunningStats) {
+        if o.n == 0 {
+            return;
+        }
+        if self.n == 0 {
+            *self = *o;
+            return;
+        }
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+        let n = self.n + o.n;
+        let d = o.mean - self.mean;
+        self.mean += d * o.n as f64 / n as f64;
+        self.m2 += o.m2 + d * d * self.n as f64 * o.n as f64 / n as f64;
+        self.n = n;
+    }
+
+    /// The mean, or NaN (reported as null) over no samples.
+    pub fn mean(&self) -> f64 {
+        if self.n == 0 {
+            f64::NAN
+        } else {
+            self.mean
+        }
+    }
+
+    /// The smallest sample, or NaN over no samples.
+    pub fn min(&self) -> f64 {
+        if self.n == 0 {
+            f64::NAN
+        } else {
+            self.min
+        }
+    }
+
+    /// The largest sample, or NaN over no samples.
+    pub fn max(&self) -> f64 {
+        if self.n == 0 {
+            f64::NAN
+        } else {
+            self.max
+        }
+    }
+
+    /// The population standard deviation, or NaN over no samples.
+    pub fn std(&self) -> f64 {
+        if self.n == 0 {
+            f64::NAN
+        } else {
+            (self.m2 / self.n as f64).sqrt()
+        }
+    }
+}
+
+/// A float as JSON: non-finite values (a mean over nothing) become null.
+pub fn num(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        Value::Null
+    }
+}
+
+/// `a / b`, or NaN when b is zero.
+pub fn ratio(a: f64, b: f64) -> f64 {
+    if b == 0.0 {
+        f64::NAN
+    } else {
+        a / b
+    }
+}
+
+/// Measurement window [start, end].
+#[derive(Clone, Copy, Debug)]
+pub struct Window {
+    pub start: Time,
+    pub end: Time,
+}
+
+impl Window {
+    #[inline]
+    pub fn contains(&self, t: Time) -> bool {
+        t >= self.start
+    }
+
+    pub fn secs(&self) -> f64 {
+        (self.end - self.start).as_secs_f64()
+    }
+
+    /// Nanoseconds of [from, to] inside the window.
+    #[inline]
+    pub fn overlap_ns(&self, from: Time, to: Time) -> u64 {
+        let a = from.max(self.start);
+        let b = to.min(self.end);
+        b.0.saturating_sub(a.0)
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct ClassStats {
+    arrivals: u64,
+    drops: u64,
+    sojourn: RunningStats,
+}
+
+/// Counts loss runs as `spec/metrics.md` defines them.
+#[derive(Clone, Debug, Default)]
+pub struct LossRuns {
+    run: u64,
+    /// `hist[n - 1]`: runs of length n that ended inside the window.
+    pub hist: Vec<u64>,
+}
+
+impl LossRuns {
+    /// An arrival that caused a drop (itself or another packet).
+    #[inline]
+    pub fn dropped(&mut self) {
+        self.run += 1;
+    }
+
+    /// An accepted arrival; closes an open run, counting it if `count`.
+    #[inline]
+    pub fn accepted(&mut self, count: bool) {
+        if self.run > 0 {
+            if count {
+                let n = self.run as usize;
+                if self.hist.len() < n {
+                    self.hist.resize(n, 0);
+                }
+                self.hist[n - 1] += 1;
+            }
+            self.run = 0;
+        }
+    }
+
+    /// Mean and population variance of the run length.
+    pub fn moments(&self) -> (f64, f64) {
+        let runs: u64 = self.hist.iter().sum();
+        if runs == 0 {
+            return (f64::NAN, f64::NAN);
+        }
+        let (mut s1, mut s2) = (0.0, 0.0);
+        for (i, &c) in self.hist.iter().enumerate() {
+            let n = (i + 1) as f64;
+            s1 += n * c as f64;
+            s2 += n * n * c as f64;
+        }
+        let mean = s1 / runs as f64;
+        (mean, s2 / runs as f64 - mean * mean)
+    }
+}
+
+/// Whole-run counters, from time zero.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    pub arrivals: u64,
+    pub departures: u64,
+    pub drops: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct QueueMonitor {
+    window: Window,
+    arrivals: u64,
+    departures: u64,
+    drops: [u64; 6],
+    marks: u64,
+    sojourn: RunningStats,
+    // Backlog integral since the window opened, exact in packet-nanoseconds.
+    last_change: Time,
+    last_pkts: u64,
+    area: u128,
+    area2: u128,
+    busy_ns: u64,
+    tx_started: Time,
+    runs: LossRuns,
+    classes: Vec<ClassStats>,
+    pub totals: Totals,
+}
+
+impl QueueMonitor {
+    pub fn new(window: Window, n_classes: usize) -> QueueMonitor {
+        QueueMonitor {
+            window,
+            arrivals: 0,
+            departures: 0,
+            drops: [0; 6],
+            marks: 0,
+            sojourn: RunningStats::default(),
+            last_change: Time::ZERO,
+            last_pkts: 0,
+            area: 0,
+            area2: 0,
+            busy_ns: 0,
+            tx_started: Time::ZERO,
+            runs: LossRuns::default(),
+            classes: vec![ClassStats::default(); n_classes],
+            totals: Totals::default(),
+        }
+    }
+
+    /// An arrival and what happened to it: `dropped` if it was dropped,
+    /// `caused_drop` if it or any other packet was dropped because of it.
+    #[inline]
+    pub fn arrival(&mut self, now: Time, class: u8, dropped: bool, caused_drop: bool) {
+        self.totals.arrivals += 1;
+        let inside = self.window.contains(now);
+        if inside {
+            self.arrivals += 1;
+            let c = &mut self.classes[class as usize];
+            c.arrivals += 1;
+            c.drops += dropped as u64;
+        }
+        if caused_drop {
+            if inside {
+                self.runs.dropped();
+            }
+        } else {
+            self.runs.accepted(inside);
+        }
+    }
+
+    /// A packet dropped, whether the arrival or one already queued.
+    #[inline]
+    pub fn drop(&mut self, now: Time, class: u8, reason: DropReason, queued: bool) {
+        self.totals.drops += 1;
+        if self.window.contains(now) {
+            self.drops[reason.index()] += 1;
+            if queued {
+                // An arrival's own drop was counted with the arrival.
+                self.classes[class as usize].drops += 1;
+            }
+        }
+    }
+
+    #[inline]
+    pub fn mark(&mut self, now: Time) {
+        if self.window.contains(now) {
+            self.marks += 1;
+        }
+    }
+
+    /// A packet leaves the queue to be transmitted.
+    #[inline]
+    pub fn departure(&mut self, now: Time, class: u8, enqueued_at: Time) {
+        self.totals.departures += 1;
+        self.tx_started = now;
+        if self.window.contains(now) {
+            self.departures += 1;
+            let s = (now - enqueued_at).as_secs_f64();
+            self.sojourn.push(s);
+            self.classes[class as usize].sojourn.push(s);
+        }
+    }
+
+    #[inline]
+    pub fn tx_end(&mut self, now: Time) {
+        self.busy_ns += self.window.overlap_ns(self.tx_started, now);
+    }
+
+    /// The backlog is now `pkts`.
+    #[inline]
+    pub fn backlog(&mut self, now: Time, pkts: u32) {
+        let dt = self.window.overlap_ns(self.last_change, now) as u128;
+        let q = self.last_pkts as u128;
+        self.area += q * dt;
+        self.area2 += q * q * dt;
+        self.last_change = now;
+        self.last_pkts = pkts as u64;
+    }
+
+    /// Closes the integrals at the end of the run (`busy`: a transmission is
+    /// still under way).
+    pub fn finish(&mut self, end: Time, busy: bool) {
+        let q = self.last_pkts as u32;
+        self.backlog(end, q);
+        if busy {
+            self.tx_end(end);
+        }
+    }
+
+    pub fn drops_total(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+
+    pub fn summary(&self, classes: &[String]) -> Map<String, Value> {
+        let w_ns = (self.window.end - self.window.start).0 as f64;
+        let drops = self.drops_total();
+        let mean = self.area as f64 / w_ns;
+        let var = self.area2 as f64 / w_ns - mean * mean;
+        let (run_mean, run_var) = self.runs.moments();
+        let hist: Map<String, Value> =
+            self.runs.hist.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| ((i + 1).to_string(), json!(c))).collect();
+        let by_class: Map<String, Value> = self
+            .classes
+            .iter()
+            .zip(classes)
+            .filter(|(c, _)| c.arrivals > 0 || c.drops > 0)
+            .map(|(c, name)| {
+                (
+                    name.clone(),
+                    json!({
+                        "arrivals": c.arrivals, "drops": c.drops,
+                        "loss_rate": num(ratio(c.drops as f64, c.arrivals as f64)),
+                        "qdelay_mean_s": num(c.sojourn.mean()), "qdelay_std_s": num(c.sojourn.std()),
+                    }),
+                )
+            })
+            .collect();
+        let mut m = Map::new();
+        m.insert("arrivals".into(), json!(self.arrivals));
+        m.insert("departures".into(), json!(self.departures));
+        m.insert("drops".into(), json!(drops));
+        for r in DropReason::ALL {
+            m.insert(format!("drops_{}", r.as_str()), json!(self.drops[r.index()]));
+        }
+        m.insert("marks".into(), json!(self.marks));
+        m.insert("loss_rate".into(), num(ratio(drops as f64, self.arrivals as f64)));
+        m.insert("qdelay_mean_s".into(), num(self.sojourn.mean()));
+        m.insert("qdelay_std_s".into(), num(self.sojourn.std()));
+        m.insert("qlen_mean_pkts".into(), num(mean));
+        m.insert("qlen_var_pkts".into(), num(var.max(0.0)));
+        m.insert("utilization".into(), num(self.busy_ns as f64 / w_ns));
+        m.insert("consecutive_loss".into(), json!({ "mean": num(run_mean), "var": num(run_var), "hist": hist }));
+        m.insert("by_class".into(), Value::Object(by_class));
+        m
+    }
+}
+
+/// Per-flow counters at the sender and receiver.
+#[derive(Clone, Debug, Default)]
+pub struct FlowStats {
+    pub sent_pkts: u64,
+    pub sent_bytes: u64,
+    pub delivered_pkts: u64,
+    pub delivered_bytes: u64,
+    pub drops: u64,
+    pub delay: RunningStats,
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    fn window() -> Window {
+        Window { start: Time(0), end: Time(100) }
+    }
+
+    #[test]
+    fn test_loss_runs_reference_sequence() {
+        // tcp-traffic-models.md section 6 vector 10: A D D A D A A D D D A D
+        // gives closed runs 2, 1, 3 and an open run that is discarded.
+        let mut r = LossRuns::default();
+        for c in "ADDADAADDDAD".chars() {
+            if c == 'D' {
+                r.dropped()
+            } else {
+                r.accepted(true)
+            }
+        }
+        assert_eq!(r.hist, vec![1, 1, 1]);
+        let (mean, var) = r.moments();
+        assert_eq!(mean, 2.0);
+        assert!((var - 2.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn test_running_stats_merge_equals_single_pass() {
+        let xs = [1.0, 4.0, 2.5, 8.0, -3.0, 0.5];
+        let mut all = RunningStats::default();
+        xs.iter().for_each(|&x| all.push(x));
+        let (mut a, mut b) = (RunningStats::default(), RunningStats::default());
+        xs[..2].iter().for_each(|&x| a.push(x));
+        xs[2..].iter().for_each(|&x| b.push(x));
+        a.merge(&b);
+        assert_eq!(a.n, 6);
+        assert!((a.mean() - all.mean()).abs() < 1e-12 && (a.std() - all.std()).abs() < 1e-12);
+        // By hand: sum 13, sum of squares 96.5, so var = 96.5/6 - (13/6)^2 = 410/36.
+        assert!((all.std() - (410.0_f64 / 36.0).sqrt()).abs() < 1e-12);
+        assert_eq!((all.min(), all.max()), (-3.0, 8.0));
+    }
+
+    #[test]
+    fn test_backlog_time_average_and_variance() {
+        // Backlog 0 on [0,10), 2 on [10,60), 1 on [60,100]: mean = (100 + 40)/100
+        // = 1.4, E[q^2] = (200 + 40)/100 = 2.4, var = 2.4 - 1.96 = 0.44.
+        let mut m = QueueMonitor::new(window(), 1);
+        m.backlog(Time(10), 2);
+        m.backlog(Time(60), 1);
+        m.finish(Time(100), false);
+        let s = m.summary(&["c".to_string()]);
+        assert!((s["qlen_mean_pkts"].as_f64().unwrap() - 1.4).abs() < 1e-12);
+        assert!((s["qlen_var_pkts"].as_f64().unwrap() - 0.44).abs() < 1e-12);
+    }
+
+    #[test]
+    fn test_window_clips_integrals_and_counts() {
+        let w = Window { start: Time(50), end: Time(100) };
+        let mut m = QueueMonitor::new(w, 1);
+        m.arrival(Time(10), 0, false, false);
+        m.backlog(Time(10), 4);
+        m.departure(Time(40), 0, Time(10));
+        m.tx_end(Time(70));
+        m.arrival(Time(60), 0, true, true);
+        m.drop(Time(60), 0, DropReason::Overflow, false);
+        m.finish(Time(100), false);
+        let s = m.summary(&["c".to_string()]);
+        assert_eq!(s["arrivals"], 1);
+        assert_eq!(s["departures"], 0);
+        assert_eq!(s["drops_overflow"], 1);
+        // 4 packets over the 50 ns window; busy from 50 to 70 of 50 ns.
+        assert_eq!(s["qlen_mean_pkts"], 4.0);
+        assert_eq!(s["utilization"], 0.4);
+        assert_eq!(m.totals, Totals { arrivals: 2, departures: 1, drops: 1 });
+    }
+}

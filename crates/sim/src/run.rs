@@ -1,0 +1,505 @@
+//! One run: the world of links, queues and sources, driven by the event
+//! queue, and the result it produces.
+//!
+//! A packet's life: a source emits it at its host; the host's route for its
+//! destination names an output link; the link's queue discipline takes it or
+//! drops it; when the link is free the discipline hands over the next packet,
+//! which is serialised at the link rate (`TxDone`), then propagates
+//! (`Arrive`) to the far node, which delivers it or forwards it. Packets in
+//! propagation on a link stay in a FIFO on that link (its delay is constant,
+//! so they arrive in the order they left), which keeps events small.
+
+use std::collections::VecDeque;
+
+use aqmlab_qdisc::rng;
+use aqmlab_qdisc::time::transmission_time;
+use aqmlab_qdisc::{AnyQdisc, Bernoulli, Discard, DropTail, Duration, Ecn, Packet, QueueDisc, Time, Verdict};
+use serde_json::{json, Map, Value};
+
+use crate::app::UdpSource;
+use crate::engine::{EventQueue, Timer};
+use crate::monitor::{num, ratio, FlowStats, QueueMonitor, RunningStats, Totals, Window};
+use crate::scenario::{DelaySpec, QdiscSpec, Report, Scenario};
+
+pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    /// The end of the run.
+    End,
+    /// Link `0` finished serialising its packet.
+    TxDone(u32),
+    /// The oldest packet propagating on link `0` reaches the far node.
+    Arrive(u32),
+    /// Flow `0`'s source is due to emit.
+    Source(u32),
+    /// A queue discipline's own timer.
+    QdiscTimer { link: u32, generation: u32 },
+    /// Time to sample the traced queues.
+    Sample,
+}
+
+struct Link {
+    to: u32,
+    rate_bps: u64,
+    delay: Duration,
+    qdisc: AnyQdisc,
+    busy: bool,
+    tx: Packet,
+    in_flight: VecDeque<Packet>,
+    mon: QueueMonitor,
+    timer: Timer,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct FlowMeta {
+    group: u16,
+    class: u8,
+    src: u32,
+    dst: u32,
+}
+
+/// Time series, one column per traced quantity.
+struct Tracer {
+    interval: Duration,
+    links: Vec<u32>,
+    time_s: Vec<f64>,
+    columns: Vec<(String, Vec<f64>)>,
+}
+
+/// What a run produces: the summary (see `spec/metrics.md`) and the time
+/// series as named columns.
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    pub summary: Value,
+    pub series: Vec<(String, Vec<f64>)>,
+}
+
+impl RunOutput {
+    /// `{"summary": ..., "series": {"time_s": [...], ...}}`.
+    pub fn to_json(&self) -> String {
+        let series: Map<String, Value> = self.series.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        serde_json::to_string(&json!({ "summary": self.summary, "series": series })).expect("a JSON value serialises")
+    }
+}
+
+pub struct Sim<'s> {
+    sc: &'s Scenario,
+    seed: u64,
+    now: Time,
+    window: Window,
+    events: EventQueue<Event>,
+    links: Vec<Link>,
+    n_nodes: usize,
+    flows: Vec<FlowMeta>,
+    sources: Vec<UdpSource>,
+    stats: Vec<FlowStats>,
+    next_id: u64,
+    n_events: u64,
+    discards: Vec<Discard>,
+    tracer: Option<Tracer>,
+}
+
+fn build_qdisc(spec: &QdiscSpec, seed: u64, queue: &str) -> AnyQdisc {
+    let stream = rng::stream_seed(seed, &format!("queue[{queue}].qdisc"));
+    match spec {
+        QdiscSpec::DropTail(p) => AnyQdisc::DropTail(DropTail::new(*p).expect("validated")),
+        QdiscSpec::Bernoulli(p) => AnyQdisc::Bernoulli(Bernoulli::new(*p, stream).expect("validated")),
+    }
+}
+
+impl<'s> Sim<'s> {
+    pub fn new(sc: &'s Scenario, seed: u64) -> Sim<'s> {
+        let window = Window { start: Time(sc.warmup.0), end: Time(sc.duration.0) };
+        let n_classes = sc.classes.len();
+        let links = sc
+            .net
+            .links
+            .iter()
+            .map(|l| Link {
+                to: l.to,
+                rate_bps: l.rate_bps,
+                delay: match &l.delay {
+                    DelaySpec::Fixed(d) => *d,
+                    DelaySpec::Drawn { dist, stream } => Duration::from_secs_f64(dist.sample(&mut rng::stream(seed, stream))),
+                },
+                qdisc: build_qdisc(&l.qdisc, seed, &l.name),
+                busy: false,
+                tx: Packet::default(),
+                in_flight: VecDeque::new(),
+                mon: QueueMonitor::new(window, n_classes),
+                timer: Timer::default(),
+            })
+            .collect();
+        let mut sim = Sim {
+            sc,
+            seed,
+            now: Time::ZERO,
+            window,
+            events: EventQueue::new(),
+            links,
+            n_nodes: sc.net.nodes.len(),
+            flows: Vec::new(),
+            sources: Vec::new(),
+            stats: Vec::new(),
+            next_id: 0,
+            n_events: 0,
+            discards: Vec::new(),
+            tracer: sc.trace.as_ref().map(|t| Tracer { interval: t.interval, links: t.links.clone(), time_s: Vec::new(), columns: Vec::new() }),
+        };
+        sim.events.schedule(window.end, Event::End);
+        for (g, group) in sc.groups.iter().enumerate() {
+            let stop = group.stop.map(|d| Time(d.0)).unwrap_or(Time::MAX);
+            for j in 0..group.count {
+                let (src, dst) = group.endpoints(j);
+                let f = sim.flows.len() as u32;
+                sim.flows.push(FlowMeta { group: g as u16, class: group.class, src, dst });
+                sim.stats.push(FlowStats::default());
+                let name = format!("traffic[{}].flow[{j}]", group.name);
+                let start = group.start.sample(&mut rng::stream(seed, &format!("{name}.start")));
+                let mut source = UdpSource::new(&group.source, stop, rng::stream(seed, &format!("{name}.gap")), rng::stream(seed, &format!("{name}.size")));
+                if let Some(t) = source.first(Time::ZERO + Duration::from_secs_f64(start)) {
+                    sim.events.schedule(t, Event::Source(f));
+                }
+                sim.sources.push(source);
+            }
+        }
+        if sim.tracer.is_some() {
+            sim.events.schedule(Time::ZERO, Event::Sample);
+        }
+        sim
+    }
+
+    /// Runs to the end and returns the result.
+    pub fn run(mut self) -> RunOutput {
+        let wall = std::time::Instant::now();
+        self.run_to_end();
+        let wall_s = wall.elapsed().as_secs_f64();
+        self.finish(wall_s)
+    }
+
+    /// Processes events up to the end of the run.
+    pub fn run_to_end(&mut self) {
+        while let Some((t, ev)) = self.events.pop() {
+            self.now = t;
+            self.n_events += 1;
+            match ev {
+                Event::End => break,
+                Event::TxDone(l) => self.tx_done(l),
+                Event::Arrive(l) => self.arrive(l),
+                Event::Source(f) => self.source_fire(f),
+                Event::QdiscTimer { link, generation } => {
+                    if self.links[link as usize].timer.fire(generation) {
+                        self.links[link as usize].qdisc.on_timer(self.now);
+                        self.sync_timer(link);
+                    }
+                }
+                Event::Sample => self.sample(),
+            }
+        }
+    }
+
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.n_events
+    }
+
+    fn source_fire(&mut self, f: u32) {
+        let (n, next) = self.sources[f as usize].fire(self.now);
+        for _ in 0..n {
+            let size = self.sources[f as usize].packet_size();
+            self.emit(f, size);
+        }
+        if let Some(t) = next {
+            self.events.schedule(t, Event::Source(f));
+        }
+    }
+
+    fn emit(&mut self, f: u32, size_bytes: u32) {
+        let m = self.flows[f as usize];
+        let pkt = Packet {
+            id: self.next_id,
+            flow: f,
+            group: m.group,
+            class: m.class,
+            ecn: Ecn::NotEct,
+            size_bytes,
+            src: m.src,
+            dst: m.dst,
+            sent_at: self.now,
+            enqueued_at: self.now,
+        };
+        self.next_id += 1;
+        if self.window.contains(self.now) {
+            let s = &mut self.stats[f as usize];
+            s.sent_pkts += 1;
+            s.sent_bytes += size_bytes as u64;
+        }
+        self.forward(m.src, pkt);
+    }
+
+    #[inline]
+    fn forward(&mut self, node: u32, pkt: Packet) {
+        let l = self.sc.net.next_hop[node as usize * self.n_nodes + pkt.dst as usize];
+        self.enqueue(l, pkt);
+    }
+
+    fn enqueue(&mut self, l: u32, mut pkt: Packet) {
+        let now = self.now;
+        pkt.enqueued_at = now;
+        let mut discards = std::mem::take(&mut self.discards);
+        let link = &mut self.links[l as usize];
+        let verdict = link.qdisc.enqueue(pkt, now, &mut discards);
+        let dropped = matches!(verdict, Verdict::Dropped(_));
+        link.mon.arrival(now, pkt.class, dropped, dropped || !discards.is_empty());
+        match verdict {
+            Verdict::Enqueued => {}
+            Verdict::Marked => link.mon.mark(now),
+            Verdict::Dropped(reason) => link.mon.drop(now, pkt.class, reason, false),
+        }
+        for (p, reason) in &discards {
+            link.mon.drop(now, p.class, *reason, true);
+        }
+        link.mon.backlog(now, link.qdisc.backlog().pkts);
+        let idle = !link.busy;
+        if dropped {
+            self.flow_drop(pkt.flow);
+        }
+        for (p, _) in discards.drain(..) {
+            self.flow_drop(p.flow);
+        }
+        self.discards = discards;
+        if idle {
+            self.start_tx(l);
+        }
+        self.sync_timer(l);
+    }
+
+    #[inline]
+    fn flow_drop(&mut self, f: u32) {
+        if self.window.contains(self.now) {
+            self.stats[f as usize].drops += 1;
+        }
+    }
+
+    fn start_tx(&mut self, l: u32) {
+        let now = self.now;
+        let mut discards = std::mem::take(&mut self.discards);
+        let link = &mut self.links[l as usize];
+        let next = link.qdisc.dequeue(now, &mut discards);
+        for (p, reason) in &discards {
+            link.mon.drop(now, p.class, *reason, true);
+        }
+        if let Some(p) = next {
+            link.busy = true;
+            link.tx = p;
+            link.mon.departure(now, p.class, p.enqueued_at);
+            let done = now + transmission_time(p.size_bytes, link.rate_bps);
+            self.events.schedule(done, Event::TxDone(l));
+        }
+        link.mon.backlog(now, link.qdisc.backlog().pkts);
+        for (p, _) in discards.drain(..) {
+            self.flow_drop(p.flow);
+        }
+        self.discards = discards;
+    }
+
+    fn tx_done(&mut self, l: u32) {
+        let now = self.now;
+        let link = &mut self.links[l as usize];
+        link.busy = false;
+        link.mon.tx_end(now);
+        link.in_flight.push_back(link.tx);
+        self.events.schedule(now + link.delay, Event::Arrive(l));
+        self.start_tx(l);
+        self.sync_timer(l);
+    }
+
+    fn arrive(&mut self, l: u32) {
+        let link = &mut self.links[l as usize];
+        let pkt = link.in_flight.pop_front().expect("an Arrive event has a packet in flight");
+        let node = link.to;
+        if node == pkt.dst {
+            self.deliver(pkt);
+        } else {
+            self.forward(node, pkt);
+        }
+    }
+
+    fn deliver(&mut self, pkt: Packet) {
+        if self.window.contains(self.now) {
+            let s = &mut self.stats[pkt.flow as usize];
+            s.delivered_pkts += 1;
+            s.delivered_bytes += pkt.size_bytes as u64;
+            s.delay.push((self.now - pkt.sent_at).as_secs_f64());
+        }
+    }
+
+    /// Keeps the event queue in step with the discipline's timer.
+    #[inline]
+    fn sync_timer(&mut self, l: u32) {
+        let link = &mut self.links[l as usize];
+        let wanted = link.qdisc.next_timer();
+        if wanted == link.timer.armed_at() {
+            return;
+        }
+        match wanted {
+            Some(at) => {
+                let generation = link.timer.arm(at);
+                self.events.schedule(at.max(self.now), Event::QdiscTimer { link: l, generation });
+            }
+            None => link.timer.cancel(),
+        }
+    }
+
+    fn sample(&mut self) {
+        let Some(tr) = self.tracer.as_mut() else { return };
+        tr.time_s.push(self.now.as_secs_f64());
+        let mut i = 0;
+        for &l in &tr.links {
+            let link = &self.links[l as usize];
+            let name = &self.sc.net.links[l as usize].name;
+            let b = link.qdisc.backlog();
+            let mut push = |key: &str, v: f64| {
+                if tr.columns.len() <= i {
+                    tr.columns.push((format!("{name}.{key}"), Vec::new()));
+                }
+                tr.columns[i].1.push(v);
+                i += 1;
+            };
+            push("backlog_pkts", b.pkts as f64);
+            push("backlog_bytes", b.bytes as f64);
+            push("arrivals", link.mon.totals.arrivals as f64);
+            push("drops", link.mon.totals.drops as f64);
+            link.qdisc.traced(&mut |k, v| push(k, v));
+        }
+        let next = self.now + tr.interval;
+        if next <= self.window.end {
+            self.events.schedule(next, Event::Sample);
+        }
+    }
+
+    /// Whole-run counters of every queue, with its backlog now: for the
+    /// conservation identity arrivals = departures + drops + backlog.
+    pub fn totals(&self) -> Vec<(Totals, u32)> {
+        self.links.iter().map(|l| (l.mon.totals, l.qdisc.backlog().pkts)).collect()
+    }
+
+    fn path_delay(&self, src: u32, dst: u32) -> Option<Duration> {
+        let mut d = Duration::ZERO;
+        let mut at = src;
+        while at != dst {
+            let l = self.sc.net.route(at, dst);
+            if l == crate::scenario::NO_ROUTE {
+                return None;
+            }
+            d = d + self.links[l as usize].delay;
+            at = self.links[l as usize].to;
+        }
+        Some(d)
+    }
+
+    /// Closes the measurements and assembles the result.
+    pub fn finish(mut self, wall_s: f64) -> RunOutput {
+        let end = self.window.end;
+        for l in &mut self.links {
+            l.mon.finish(end, l.busy);
+        }
+        let w = self.window.secs();
+        let sc = self.sc;
+
+        let mut queues = Map::new();
+        for (l, spec) in self.links.iter().zip(&sc.net.links) {
+            if spec.report == Report::IfDropped && l.mon.totals.drops == 0 {
+                continue;
+            }
+            let mut q = l.mon.summary(&sc.classes);
+            q.insert("qdisc".into(), spec.qdisc.describe());
+            q.insert(
+                "link".into(),
+                json!({
+                    "from": sc.net.nodes[spec.from as usize].name, "to": sc.net.nodes[spec.to as usize].name,
+                    "rate_bps": spec.rate_bps, "delay_s": l.delay.as_secs_f64(),
+                }),
+            );
+            let t = l.mon.totals;
+            q.insert(
+                "run_totals".into(),
+                json!({ "arrivals": t.arrivals, "departures": t.departures, "drops": t.drops, "backlog_pkts": l.qdisc.backlog().pkts }),
+            );
+            queues.insert(spec.name.clone(), Value::Object(q));
+        }
+
+        let mut flows = Vec::new();
+        let mut traffic = Map::new();
+        let mut f = 0usize;
+        for group in &sc.groups {
+            let (mut sent_pkts, mut sent_bytes, mut deliv_pkts, mut deliv_bytes, mut drops) = (0u64, 0u64, 0u64, 0u64, 0u64);
+            let mut delay = RunningStats::default();
+            for j in 0..group.count {
+                let m = self.flows[f];
+                let s = &self.stats[f];
+                let rtt = match (self.path_delay(m.src, m.dst), self.path_delay(m.dst, m.src)) {
+                    (Some(a), Some(b)) => (a + b).as_secs_f64(),
+                    _ => f64::NAN,
+                };
+                flows.push(json!({
+                    "group": group.name, "id": j,
+                    "src": sc.net.nodes[m.src as usize].name, "dst": sc.net.nodes[m.dst as usize].name,
+                    "rtt_prop_s": num(rtt),
+                    "sent": s.sent_pkts, "delivered": s.delivered_pkts, "drops": s.drops,
+                    "goodput_bps": s.delivered_bytes as f64 * 8.0 / w,
+                    "throughput_bps": s.sent_bytes as f64 * 8.0 / w,
+                    "loss_rate": num(ratio(s.drops as f64, s.sent_pkts as f64)),
+                    "delay_mean_s": num(s.delay.mean()), "delay_std_s": num(s.delay.std()),
+                    "delay_min_s": num(s.delay.min()), "delay_max_s": num(s.delay.max()),
+                }));
+                sent_pkts += s.sent_pkts;
+                sent_bytes += s.sent_bytes;
+                deliv_pkts += s.delivered_pkts;
+                deliv_bytes += s.delivered_bytes;
+                drops += s.drops;
+                delay.merge(&s.delay);
+                f += 1;
+            }
+            traffic.insert(
+                group.name.clone(),
+                json!({
+                    "kind": group.source.kind(), "class": sc.classes[group.class as usize], "flows": group.count,
+                    "sent": sent_pkts, "delivered": deliv_pkts, "drops": drops,
+                    "goodput_bps": deliv_bytes as f64 * 8.0 / w,
+                    "throughput_bps": sent_bytes as f64 * 8.0 / w,
+                    "loss_rate": num(ratio(drops as f64, sent_pkts as f64)),
+                    "delay_mean_s": num(delay.mean()), "delay_std_s": num(delay.std()),
+                }),
+            );
+        }
+
+        let summary = json!({
+            "scenario": sc.name,
+            "seed": self.seed,
+            "engine_version": ENGINE_VERSION,
+            "duration_s": sc.duration.as_secs_f64(),
+            "warmup_s": sc.warmup.as_secs_f64(),
+            "events": self.n_events,
+            "wall_s": wall_s,
+            "queues": queues,
+            "traffic": traffic,
+            "flows": flows,
+        });
+        let series = match self.tracer.take() {
+            Some(tr) => {
+                let mut cols = vec![("time_s".to_string(), tr.time_s)];
+                cols.extend(tr.columns);
+                cols
+            }
+            None => Vec::new(),
+        };
+        RunOutput { summary, series }
+    }
+}
+
+/// Runs `sc` with `seed`.
+pub fn run(sc: &Scenario, seed: u64) -> RunOutput {
+    Sim::new(sc, seed).run()
+}

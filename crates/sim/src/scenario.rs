@@ -1,0 +1,877 @@
+//! The scenario schema: reading and validating a scenario, and compiling its
+//! topology into nodes, links and routes.
+//!
+//! A [`Scenario`] that exists is valid: every key was known, every value in
+//! range, every name resolved and every flow routable. Random choices (an
+//! access delay drawn from a distribution) are left for the run, because they
+//! depend on the seed.
+
+use aqmlab_qdisc::{BernoulliParams, DropTailParams, DropWhere, Duration, Limit};
+use serde_json::{json, Value};
+
+use crate::config::{self, join, parse_bool, parse_choice, parse_count, parse_duration, parse_rate, parse_str, Cx, Table};
+pub use crate::config::ConfigError;
+use crate::dist::{Dist, Quantity};
+
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub name: String,
+    pub duration: Duration,
+    pub warmup: Duration,
+    pub seed: u64,
+    pub trace: Option<TraceSpec>,
+    pub net: NetSpec,
+    pub groups: Vec<GroupSpec>,
+    /// Traffic class labels, indexed by `Packet::class`.
+    pub classes: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct TraceSpec {
+    pub interval: Duration,
+    /// Indices of the links whose queues are sampled.
+    pub links: Vec<u32>,
+}
+
+#[derive(Clone, Debug)]
+pub struct NodeSpec {
+    pub name: String,
+}
+
+/// A link's propagation delay: fixed, or drawn once per run from a stream.
+#[derive(Clone, Debug)]
+pub enum DelaySpec {
+    Fixed(Duration),
+    /// Drawn from `dist` with the stream `stream`; links that share a stream
+    /// name (the two directions of one access link) get the same delay.
+    Drawn { dist: Dist, stream: String },
+}
+
+/// Whether a queue appears in the result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Report {
+    Always,
+    /// Access links: reported only if they dropped something, so that no
+    /// drop is ever hidden.
+    IfDropped,
+}
+
+#[derive(Clone, Debug)]
+pub struct LinkSpec {
+    pub name: String,
+    pub from: u32,
+    pub to: u32,
+    pub rate_bps: u64,
+    pub delay: DelaySpec,
+    pub qdisc: QdiscSpec,
+    pub report: Report,
+}
+
+#[derive(Clone, Debug)]
+pub struct NetSpec {
+    pub nodes: Vec<NodeSpec>,
+    pub links: Vec<LinkSpec>,
+    /// `next_hop[node * nodes.len() + dst]`: the link a packet at `node`
+    /// addressed to `dst` leaves on, or `NO_ROUTE`.
+    pub next_hop: Vec<u32>,
+}
+
+pub const NO_ROUTE: u32 = u32::MAX;
+
+impl NetSpec {
+    pub fn route(&self, node: u32, dst: u32) -> u32 {
+        self.next_hop[node as usize * self.nodes.len() + dst as usize]
+    }
+
+    /// The links a packet from `src` to `dst` crosses, in order.
+    pub fn path(&self, src: u32, dst: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut at = src;
+        while at != dst {
+            let l = self.route(at, dst);
+            out.push(l);
+            at = self.links[l as usize].to;
+        }
+        out
+    }
+
+    fn node_index(&self, name: &str) -> Option<u32> {
+        self.nodes.iter().position(|n| n.name == name).map(|i| i as u32)
+    }
+
+    /// Static shortest paths by hop count; among equal next hops the lower
+    /// node index wins, then the lower link index.
+    fn compute_routes(&mut self) {
+        let n = self.nodes.len();
+        let mut next_hop = vec![NO_ROUTE; n * n];
+        for dst in 0..n {
+            // Breadth-first search from dst over reversed links.
+            let mut dist = vec![usize::MAX; n];
+            dist[dst] = 0;
+            let mut frontier = vec![dst];
+            while !frontier.is_empty() {
+                let mut next = Vec::new();
+                for &v in &frontier {
+                    for l in self.links.iter().filter(|l| l.to as usize == v) {
+                        let u = l.from as usize;
+                        if dist[u] == usize::MAX {
+                            dist[u] = dist[v] + 1;
+                            next.push(u);
+                        }
+                    }
+                }
+                frontier = next;
+            }
+            for u in 0..n {
+                if u == dst || dist[u] == usize::MAX {
+                    continue;
+                }
+                let best = self
+                    .links
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, l)| l.from as usize == u && dist[l.to as usize] == dist[u] - 1)
+                    .min_by_key(|(i, l)| (l.to, *i))
+                    .map(|(i, _)| i as u32);
+                next_hop[u * n + dst] = best.unwrap_or(NO_ROUTE);
+            }
+        }
+        self.next_hop = next_hop;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Queue disciplines
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum QdiscSpec {
+    DropTail(DropTailParams),
+    Bernoulli(BernoulliParams),
+}
+
+pub const QDISC_KINDS: &[&str] = &["droptail", "bernoulli"];
+
+impl QdiscSpec {
+    /// The unlimited drop-tail queue used where nothing is configured.
+    pub fn unlimited() -> QdiscSpec {
+        QdiscSpec::DropTail(DropTailParams { limit: Limit::Unlimited, drop: DropWhere::Tail })
+    }
+
+    pub fn kind(&self) -> &'static str {
+        match self {
+            QdiscSpec::DropTail(_) => "droptail",
+            QdiscSpec::Bernoulli(_) => "bernoulli",
+        }
+    }
+
+    pub fn parse(cx: &mut Cx, v: &Value, path: &str) -> Option<QdiscSpec> {
+        let mut t = Table::new(cx, v, path)?;
+        let kind = t.req(cx, "kind", &format!("one of {}", config::quoted(QDISC_KINDS)), |v| parse_choice(v, QDISC_KINDS))?;
+        let limit = t.req(cx, "limit", "a buffer limit such as \"300pkt\", \"450000B\" or \"inf\"", config::parse_limit);
+        let spec = match kind {
+            "droptail" => {
+                let drop = t.opt(cx, "drop", |v| parse_choice(v, &["tail", "front"])).unwrap_or("tail");
+                let drop = if drop == "front" { DropWhere::Front } else { DropWhere::Tail };
+                QdiscSpec::DropTail(DropTailParams { limit: limit?, drop })
+            }
+            "bernoulli" => {
+                let p = t.req(cx, "p", "the drop probability, a number in [0, 1]", |v| config::parse_real_in(v, 0.0, 1.0));
+                let ecn = t.opt(cx, "ecn", parse_bool).unwrap_or(false);
+                QdiscSpec::Bernoulli(BernoulliParams { limit: limit?, p: p?, ecn })
+            }
+            _ => unreachable!("parse_choice admits only QDISC_KINDS"),
+        };
+        t.finish(cx);
+        let checked = match &spec {
+            QdiscSpec::DropTail(p) => p.validate(),
+            QdiscSpec::Bernoulli(p) => p.validate(),
+        };
+        if let Err(e) = checked {
+            cx.err(&join(path, e.param), e.message);
+            return None;
+        }
+        Some(spec)
+    }
+
+    /// The effective parameters, as the result reports them.
+    pub fn describe(&self) -> Value {
+        fn limit(l: Limit) -> Value {
+            match l {
+                Limit::Packets(n) => json!(format!("{n}pkt")),
+                Limit::Bytes(b) => json!(format!("{b}B")),
+                Limit::Unlimited => json!("inf"),
+            }
+        }
+        match self {
+            QdiscSpec::DropTail(p) => json!({
+                "kind": "droptail", "limit": limit(p.limit),
+                "drop": if p.drop == DropWhere::Front { "front" } else { "tail" },
+            }),
+            QdiscSpec::Bernoulli(p) => json!({ "kind": "bernoulli", "limit": limit(p.limit), "p": p.p, "ecn": p.ecn }),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Traffic
+
+#[derive(Clone, Debug)]
+pub enum SourceSpec {
+    /// Constant bit rate; `jitter` adds a uniform +-50% of the interval to
+    /// each gap, as ns-2's `random_`.
+    Cbr { rate_bps: f64, size_bytes: u32, jitter: bool },
+    /// Poisson packet arrivals at a mean bit rate.
+    Poisson { rate_bps: f64, size: Dist },
+    /// Batches of `batch` packets separated by `gap`.
+    Batch { gap: Dist, batch: Dist, size: Dist },
+    /// ns-2's Pareto/Exponential ON/OFF source: bursts sent at `rate_bps`.
+    OnOff { rate_bps: f64, size_bytes: u32, on: Dist, off: Dist },
+}
+
+pub const TRAFFIC_KINDS: &[&str] = &["cbr", "poisson", "batch-poisson", "onoff"];
+
+impl SourceSpec {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            SourceSpec::Cbr { .. } => "cbr",
+            SourceSpec::Poisson { .. } => "poisson",
+            SourceSpec::Batch { .. } => "batch-poisson",
+            SourceSpec::OnOff { .. } => "onoff",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct GroupSpec {
+    pub name: String,
+    pub source: SourceSpec,
+    pub count: u32,
+    /// Flow j sends from `src[j % src.len()]` to `dst[j % dst.len()]`.
+    pub src: Vec<u32>,
+    pub dst: Vec<u32>,
+    pub start: Dist,
+    pub stop: Option<Duration>,
+    pub class: u8,
+}
+
+impl GroupSpec {
+    pub fn endpoints(&self, j: u32) -> (u32, u32) {
+        (self.src[j as usize % self.src.len()], self.dst[j as usize % self.dst.len()])
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Reading a scenario
+
+impl Scenario {
+    /// Reads and validates a scenario from its JSON form (the TOML file as a
+    /// JSON tree). Returns every problem found, not only the first.
+    pub fn from_json(text: &str) -> Result<Scenario, Vec<ConfigError>> {
+        let v: Value = serde_json::from_str(text)
+            .map_err(|e| vec![ConfigError { path: String::new(), message: format!("not a valid scenario document: {e}") }])?;
+        Scenario::from_value(&v)
+    }
+
+    pub fn from_value(v: &Value) -> Result<Scenario, Vec<ConfigError>> {
+        let mut cx = Cx::default();
+        let sc = read_scenario(&mut cx, v);
+        match sc {
+            Some(sc) if cx.errors.is_empty() => Ok(sc),
+            _ => {
+                if cx.errors.is_empty() {
+                    cx.err("", "invalid scenario");
+                }
+                Err(cx.errors)
+            }
+        }
+    }
+
+    /// Length of the measurement window [warmup, duration].
+    pub fn window(&self) -> Duration {
+        Duration(self.duration.0 - self.warmup.0)
+    }
+}
+
+fn read_scenario(cx: &mut Cx, v: &Value) -> Option<Scenario> {
+    let mut t = Table::new(cx, v, "")?;
+    let name = t.opt(cx, "name", parse_str).unwrap_or_else(|| "scenario".to_string());
+    let duration = t.req(cx, "duration", "the simulated time, e.g. \"100s\"", parse_duration);
+    let warmup = t.opt(cx, "warmup", parse_duration).unwrap_or(Duration::ZERO);
+    let seed = t.opt(cx, "seed", |v| parse_count(v, 0)).unwrap_or(1);
+    let net = match t.raw("topology") {
+        Some(tv) => read_topology(cx, tv, "topology"),
+        None => {
+            cx.err("topology", "missing; a [topology] table with kind = \"dumbbell\", \"chain\" or \"graph\"");
+            None
+        }
+    };
+    let trace_v = t.raw("trace");
+    let traffic_v = t.raw("traffic");
+    t.finish(cx);
+
+    let duration = duration?;
+    if duration == Duration::ZERO {
+        cx.err("duration", "must be longer than 0s");
+    }
+    if warmup >= duration {
+        cx.err("warmup", format!("must be shorter than duration ({}s), got {}s", duration.as_secs_f64(), warmup.as_secs_f64()));
+    }
+    let net = net?;
+    let mut classes: Vec<String> = Vec::new();
+    let groups = match traffic_v {
+        Some(Value::Array(items)) if !items.is_empty() => {
+            let mut groups = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                if let Some(g) = read_group(cx, item, &format!("traffic[{i}]"), &net, &mut classes) {
+                    if groups.iter().any(|o: &GroupSpec| o.name == g.name) {
+                        cx.err(&format!("traffic[{i}].name"), format!("\"{}\" is used by another traffic group; names must be unique", g.name));
+                    }
+                    groups.push(g);
+                }
+            }
+            groups
+        }
+        Some(Value::Array(_)) | None => {
+            cx.err("traffic", "missing; at least one [[traffic]] group is needed");
+            Vec::new()
+        }
+        Some(other) => {
+            cx.err("traffic", format!("expected a list of [[traffic]] tables, got {}", config::show(other)));
+            Vec::new()
+        }
+    };
+    let trace = trace_v.and_then(|tv| read_trace(cx, tv, &net));
+    Some(Scenario { name, duration, warmup, seed, trace, net, groups, classes })
+}
+
+fn read_trace(cx: &mut Cx, v: &Value, net: &NetSpec) -> Option<TraceSpec> {
+    let mut t = Table::new(cx, v, "trace")?;
+    let interval = t.req(cx, "interval", "the sampling interval, e.g. \"100ms\"", parse_duration);
+    let queues = t.opt(cx, "queues", |v| {
+        let names = v.as_array().ok_or_else(|| format!("expected a list of queue names, got {}", config::show(v)))?;
+        names.iter().map(parse_str).collect::<Result<Vec<_>, _>>()
+    });
+    t.finish(cx);
+    let interval = interval?;
+    if interval == Duration::ZERO {
+        cx.err("trace.interval", "must be longer than 0s");
+        return None;
+    }
+    let links = match queues {
+        None => (0..net.links.len() as u32).filter(|&l| net.links[l as usize].report == Report::Always).collect(),
+        Some(names) => {
+            let mut links = Vec::new();
+            for (i, n) in names.iter().enumerate() {
+                match net.links.iter().position(|l| &l.name == n) {
+                    Some(l) => links.push(l as u32),
+                    None => {
+                        let all: Vec<&str> = net.links.iter().map(|l| l.name.as_str()).collect();
+                        cx.err(&format!("trace.queues[{i}]"), format!("no queue is named \"{n}\"; queues: {}", config::quoted(&all)));
+                    }
+                }
+            }
+            links
+        }
+    };
+    Some(TraceSpec { interval, links })
+}
+
+// ---------------------------------------------------------------------------
+// Topologies
+
+struct NetBuilder {
+    net: NetSpec,
+}
+
+impl NetBuilder {
+    fn new() -> NetBuilder {
+        NetBuilder { net: NetSpec { nodes: Vec::new(), links: Vec::new(), next_hop: Vec::new() } }
+    }
+
+    fn node(&mut self, name: String) -> u32 {
+        self.net.nodes.push(NodeSpec { name });
+        (self.net.nodes.len() - 1) as u32
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn link(&mut self, name: String, from: u32, to: u32, rate_bps: f64, delay: DelaySpec, qdisc: QdiscSpec, report: Report) {
+        self.net.links.push(LinkSpec { name, from, to, rate_bps: rate_bps.round() as u64, delay, qdisc, report });
+    }
+
+    fn finish(mut self, cx: &mut Cx, path: &str) -> Option<NetSpec> {
+        let mut names: Vec<&str> = self.net.links.iter().map(|l| l.name.as_str()).collect();
+        names.sort_unstable();
+        if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+            cx.err(path, format!("two queues are named \"{}\"; queue names must be unique", w[0]));
+            return None;
+        }
+        let mut nodes: Vec<&str> = self.net.nodes.iter().map(|n| n.name.as_str()).collect();
+        nodes.sort_unstable();
+        if let Some(w) = nodes.windows(2).find(|w| w[0] == w[1]) {
+            cx.err(path, format!("two nodes are named \"{}\"; node names must be unique", w[0]));
+            return None;
+        }
+        self.net.compute_routes();
+        Some(self.net)
+    }
+}
+
+pub const TOPOLOGY_KINDS: &[&str] = &["dumbbell", "chain", "graph"];
+
+fn read_topology(cx: &mut Cx, v: &Value, path: &str) -> Option<NetSpec> {
+    let mut t = Table::new(cx, v, path)?;
+    let kind = t.req(cx, "kind", &format!("one of {}", config::quoted(TOPOLOGY_KINDS)), |v| parse_choice(v, TOPOLOGY_KINDS))?;
+    let net = match kind {
+        "dumbbell" => read_dumbbell(cx, &mut t),
+        "chain" => read_chain(cx, &mut t),
+        "graph" => read_graph(cx, &mut t),
+        _ => unreachable!("parse_choice admits only TOPOLOGY_KINDS"),
+    };
+    t.finish(cx);
+    net
+}
+
+/// A link's rate and delay as `{ rate = ..., delay = ... }`.
+struct RateDelay {
+    rate_bps: f64,
+    delay: Duration,
+}
+
+fn read_rate_delay(cx: &mut Cx, t: &mut Table) -> Option<RateDelay> {
+    let rate = t.req(cx, "rate", "the link rate, e.g. \"10Mbps\"", parse_rate);
+    let delay = t.req(cx, "delay", "the one-way propagation delay, e.g. \"20ms\"", parse_duration);
+    Some(RateDelay { rate_bps: rate?, delay: delay? })
+}
+
+fn opt_qdisc(cx: &mut Cx, t: &mut Table, key: &'static str) -> Option<QdiscSpec> {
+    match t.raw(key) {
+        Some(q) => QdiscSpec::parse(cx, q, &t.key_path(key)),
+        None => Some(QdiscSpec::unlimited()),
+    }
+}
+
+/// One end host of a dumbbell: its access link's rate and delay.
+struct Access {
+    rate_bps: f64,
+    delay: DelaySpec,
+}
+
+/// Reads `senders` or `receivers`: a count, or a list of `{ rate, delay }`.
+fn read_hosts(cx: &mut Cx, t: &mut Table, key: &'static str, default_count: Option<u64>, rate: Option<f64>, delay: Option<Dist>, rate_key: &str, delay_key: &str) -> Option<Vec<Access>> {
+    let path = t.key_path(key);
+    let delay_for = |i: usize, d: &Dist| match d {
+        Dist::Constant(s) => DelaySpec::Fixed(Duration::from_secs_f64(*s)),
+        other => DelaySpec::Drawn { dist: other.clone(), stream: format!("topology.{key}[{i}].delay") },
+    };
+    let missing = |cx: &mut Cx, p: &str, what: &str, global: &str| cx.err(p, format!("missing {what}; give it here or as topology.{global}"));
+    match t.raw(key) {
+        None | Some(Value::Number(_)) => {
+            let n = match t.raw(key) {
+                Some(v) => parse_count(v, 1).map_err(|m| cx.err(&path, m)).ok()?,
+                None => match default_count {
+                    Some(n) => n,
+                    None => {
+                        cx.err(&path, "missing; the number of hosts or a list of { rate, delay } tables");
+                        return None;
+                    }
+                },
+            };
+            let (Some(rate), Some(delay)) = (rate, delay.as_ref()) else {
+                if rate.is_none() {
+                    missing(cx, &path, "the access rate", rate_key);
+                }
+                if delay.is_none() {
+                    missing(cx, &path, "the access delay", delay_key);
+                }
+                return None;
+            };
+            Some((0..n as usize).map(|i| Access { rate_bps: rate, delay: delay_for(i, delay) }).collect())
+        }
+        Some(Value::Array(items)) if !items.is_empty() => {
+            let mut out = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let p = format!("{path}[{i}]");
+                let Some(mut h) = Table::new(cx, item, &p) else { continue };
+                let r = h.opt(cx, "rate", parse_rate).or(rate);
+                let d = match h.raw("delay") {
+                    Some(dv) => Dist::parse(cx, dv, &h.key_path("delay"), Quantity::Time),
+                    None => delay.clone(),
+                };
+                h.finish(cx);
+                match (r, d) {
+                    (Some(r), Some(d)) => out.push(Access { rate_bps: r, delay: delay_for(i, &d) }),
+                    (r, d) => {
+                        if r.is_none() && !item.get("rate").is_some() {
+                            missing(cx, &format!("{p}.rate"), "the access rate", rate_key);
+                        }
+                        if d.is_none() && !item.get("delay").is_some() {
+                            missing(cx, &format!("{p}.delay"), "the access delay", delay_key);
+                        }
+                    }
+                }
+            }
+            (out.len() == items.len()).then_some(out)
+        }
+        Some(other) => {
+            cx.err(&path, format!("expected a number of hosts or a non-empty list of {{ rate, delay }} tables, got {}", config::show(other)));
+            None
+        }
+    }
+}
+
+fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
+    let access_rate = t.opt(cx, "access_rate", parse_rate);
+    let access_delay = t.raw("access_delay").and_then(|v| Dist::parse(cx, v, &t.key_path("access_delay"), Quantity::Time));
+    let bottleneck = match t.raw("bottleneck") {
+        Some(bv) => (|| {
+            let mut b = Table::new(cx, bv, &t.key_path("bottleneck"))?;
+            let rd = read_rate_delay(cx, &mut b);
+            let name = b.opt(cx, "name", parse_str).unwrap_or_else(|| "bottleneck".to_string());
+            b.finish(cx);
+            Some((rd?, name))
+        })(),
+        None => {
+            cx.err(&t.key_path("bottleneck"), "missing; the bottleneck link as { rate = \"10Mbps\", delay = \"50ms\" }");
+            None
+        }
+    };
+    let qdisc = match t.raw("qdisc") {
+        Some(q) => QdiscSpec::parse(cx, q, &t.key_path("qdisc")),
+        None => {
+            cx.err(&t.key_path("qdisc"), "missing; the bottleneck queue discipline as a [topology.qdisc] table with kind and limit");
+            None
+        }
+    };
+    let reverse_qdisc = opt_qdisc(cx, t, "reverse_qdisc");
+    let access_qdisc = opt_qdisc(cx, t, "access_qdisc");
+    let senders = read_hosts(cx, t, "senders", None, access_rate, access_delay, "access_rate", "access_delay");
+    let (bottleneck, bname) = bottleneck?;
+    let receiver_rate = t.opt(cx, "receiver_rate", parse_rate).unwrap_or(bottleneck.rate_bps * 10.0);
+    let receiver_delay = t
+        .raw("receiver_delay")
+        .and_then(|v| Dist::parse(cx, v, &t.key_path("receiver_delay"), Quantity::Time))
+        .unwrap_or(Dist::Constant(1e-4));
+    let senders = senders?;
+    let receivers = read_hosts(cx, t, "receivers", Some(senders.len() as u64), Some(receiver_rate), Some(receiver_delay), "receiver_rate", "receiver_delay")?;
+    let (qdisc, reverse_qdisc, access_qdisc) = (qdisc?, reverse_qdisc?, access_qdisc?);
+
+    let mut b = NetBuilder::new();
+    let r1 = b.node("R1".to_string());
+    let r2 = b.node("R2".to_string());
+    b.link(bname.clone(), r1, r2, bottleneck.rate_bps, DelaySpec::Fixed(bottleneck.delay), qdisc, Report::Always);
+    b.link(format!("{bname}_rev"), r2, r1, bottleneck.rate_bps, DelaySpec::Fixed(bottleneck.delay), reverse_qdisc, Report::Always);
+    for (i, s) in senders.iter().enumerate() {
+        let h = b.node(format!("s{i}"));
+        b.link(format!("s{i}->R1"), h, r1, s.rate_bps, s.delay.clone(), access_qdisc.clone(), Report::IfDropped);
+        b.link(format!("R1->s{i}"), r1, h, s.rate_bps, s.delay.clone(), access_qdisc.clone(), Report::IfDropped);
+    }
+    for (i, d) in receivers.iter().enumerate() {
+        let h = b.node(format!("d{i}"));
+        b.link(format!("R2->d{i}"), r2, h, d.rate_bps, d.delay.clone(), access_qdisc.clone(), Report::IfDropped);
+        b.link(format!("d{i}->R2"), h, r2, d.rate_bps, d.delay.clone(), access_qdisc.clone(), Report::IfDropped);
+    }
+    b.finish(cx, &t.path)
+}
+
+/// Reads one duplex link entry of a chain or graph and adds both directions.
+fn read_duplex(cx: &mut Cx, item: &Value, path: &str, b: &mut NetBuilder, ends: impl FnOnce(&mut Cx, &mut Table, &mut NetBuilder) -> Option<(u32, u32)>, report: Report) {
+    let Some(mut l) = Table::new(cx, item, path) else { return };
+    let e = ends(cx, &mut l, b);
+    let rd = read_rate_delay(cx, &mut l);
+    let qdisc = opt_qdisc(cx, &mut l, "qdisc");
+    let reverse_qdisc = opt_qdisc(cx, &mut l, "reverse_qdisc");
+    let duplex = l.opt(cx, "duplex", parse_bool).unwrap_or(true);
+    let name = l.opt(cx, "name", parse_str);
+    let reverse_name = l.opt(cx, "reverse_name", parse_str);
+    l.finish(cx);
+    let (Some((from, to)), Some(rd), Some(q), Some(rq)) = (e, rd, qdisc, reverse_qdisc) else { return };
+    let fname = b.net.nodes[from as usize].name.clone();
+    let tname = b.net.nodes[to as usize].name.clone();
+    let name = name.unwrap_or_else(|| format!("{fname}->{tname}"));
+    b.link(name, from, to, rd.rate_bps, DelaySpec::Fixed(rd.delay), q, report);
+    if duplex {
+        let rname = reverse_name.unwrap_or_else(|| format!("{tname}->{fname}"));
+        b.link(rname, to, from, rd.rate_bps, DelaySpec::Fixed(rd.delay), rq, report);
+    }
+}
+
+fn node_ref(cx: &mut Cx, t: &mut Table, key: &'static str, b: &NetBuilder) -> Option<u32> {
+    let name = t.req(cx, key, "a node name", parse_str)?;
+    let idx = b.net.node_index(&name);
+    if idx.is_none() {
+        let all: Vec<&str> = b.net.nodes.iter().map(|n| n.name.as_str()).collect();
+        cx.err(&t.key_path(key), format!("no node is named \"{name}\"; nodes: {}", config::quoted(&all)));
+    }
+    idx
+}
+
+fn read_list<'v>(cx: &mut Cx, t: &mut Table<'v>, key: &'static str, what: &str) -> Option<&'v Vec<Value>> {
+    match t.raw(key) {
+        Some(Value::Array(items)) => Some(items),
+        Some(other) => {
+            cx.err(&t.key_path(key), format!("expected a list of {what}, got {}", config::show(other)));
+            None
+        }
+        None => {
+            cx.err(&t.key_path(key), format!("missing; a list of {what}"));
+            None
+        }
+    }
+}
+
+fn read_chain(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
+    let routers = t.req(cx, "routers", "the number of routers R0..Rk in the line", |v| parse_count(v, 2))?;
+    let links = read_list(cx, t, "links", "{ rate, delay, qdisc } tables, one per pair of neighbouring routers")?;
+    let hosts = read_list(cx, t, "hosts", "{ name, router, rate, delay } tables")?;
+    let mut b = NetBuilder::new();
+    for r in 0..routers {
+        b.node(format!("R{r}"));
+    }
+    if links.len() as u64 != routers - 1 {
+        cx.err(&t.key_path("links"), format!("has {} entries; a chain of {routers} routers needs {}", links.len(), routers - 1));
+        return None;
+    }
+    for (i, item) in links.iter().enumerate() {
+        read_duplex(cx, item, &format!("{}[{i}]", t.key_path("links")), &mut b, |_, _, _| Some((i as u32, i as u32 + 1)), Report::Always);
+    }
+    for (i, item) in hosts.iter().enumerate() {
+        let path = format!("{}[{i}]", t.key_path("hosts"));
+        read_duplex(
+            cx,
+            item,
+            &path,
+            &mut b,
+            |cx, h, b| {
+                let name = h.req(cx, "name", "the host's name", parse_str);
+                let router = h.req(cx, "router", &format!("the index of the router it attaches to, 0..{}", routers - 1), |v| {
+                    parse_count(v, 0).and_then(|r| if r < routers { Ok(r as u32) } else { Err(format!("expected a router index in 0..{}, got {r}", routers - 1)) })
+                });
+                let name = name?;
+                if b.net.node_index(&name).is_some() {
+                    cx.err(&h.key_path("name"), format!("\"{name}\" is already a node's name"));
+                    return None;
+                }
+                let router = router?;
+                Some((b.node(name), router))
+            },
+            Report::IfDropped,
+        );
+    }
+    b.finish(cx, &t.path)
+}
+
+fn read_graph(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
+    let nodes = read_list(cx, t, "nodes", "node names")?;
+    let links = read_list(cx, t, "links", "{ from, to, rate, delay, qdisc } tables")?;
+    let mut b = NetBuilder::new();
+    for (i, n) in nodes.iter().enumerate() {
+        match parse_str(n) {
+            Ok(name) => {
+                b.node(name);
+            }
+            Err(m) => cx.err(&format!("{}[{i}]", t.key_path("nodes")), m),
+        }
+    }
+    for (i, item) in links.iter().enumerate() {
+        read_duplex(
+            cx,
+            item,
+            &format!("{}[{i}]", t.key_path("links")),
+            &mut b,
+            |cx, l, b| {
+                let from = node_ref(cx, l, "from", b);
+                let to = node_ref(cx, l, "to", b);
+                let (from, to) = (from?, to?);
+                if from == to {
+                    cx.err(&l.key_path("to"), "a link must join two different nodes");
+                    return None;
+                }
+                Some((from, to))
+            },
+            Report::Always,
+        );
+    }
+    b.finish(cx, &t.path)
+}
+
+// ---------------------------------------------------------------------------
+// Traffic groups
+
+fn read_endpoints(cx: &mut Cx, t: &mut Table, key: &'static str, net: &NetSpec, default: Option<Vec<u32>>) -> Option<Vec<u32>> {
+    let path = t.key_path(key);
+    let names: Vec<String> = match t.raw(key) {
+        None => {
+            return default.or_else(|| {
+                cx.err(&path, "missing; a node name or a list of node names");
+                None
+            })
+        }
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(items)) if !items.is_empty() => match items.iter().map(parse_str).collect::<Result<Vec<_>, _>>() {
+            Ok(v) => v,
+            Err(m) => {
+                cx.err(&path, m);
+                return None;
+            }
+        },
+        Some(other) => {
+            cx.err(&path, format!("expected a node name or a non-empty list of node names, got {}", config::show(other)));
+            return None;
+        }
+    };
+    let mut out = Vec::new();
+    for n in &names {
+        match net.node_index(n) {
+            Some(i) => out.push(i),
+            None => {
+                let all: Vec<&str> = net.nodes.iter().map(|n| n.name.as_str()).collect();
+                cx.err(&path, format!("no node is named \"{n}\"; nodes: {}", config::quoted(&all)));
+            }
+        }
+    }
+    (out.len() == names.len()).then_some(out)
+}
+
+fn read_group(cx: &mut Cx, v: &Value, path: &str, net: &NetSpec, classes: &mut Vec<String>) -> Option<GroupSpec> {
+    let mut t = Table::new(cx, v, path)?;
+    let name = t.req(cx, "name", "a unique name for the group", parse_str);
+    let kind = t.req(cx, "kind", &format!("one of {}", config::quoted(TRAFFIC_KINDS)), |v| parse_choice(v, TRAFFIC_KINDS));
+    let count = t.opt(cx, "count", |v| parse_count(v, 1)).unwrap_or(1);
+    let is_dumbbell = net.nodes.first().is_some_and(|n| n.name == "R1") && net.nodes.iter().any(|n| n.name == "s0");
+    let hosts = |prefix: char| -> Vec<u32> {
+        (0..net.nodes.len() as u32).filter(|&i| net.nodes[i as usize].name.starts_with(prefix) && net.nodes[i as usize].name[1..].parse::<u32>().is_ok()).collect()
+    };
+    let src = read_endpoints(cx, &mut t, "src", net, is_dumbbell.then(|| hosts('s')));
+    let dst = read_endpoints(cx, &mut t, "dst", net, is_dumbbell.then(|| hosts('d')));
+    let start = match t.raw("start") {
+        Some(sv) => Dist::parse(cx, sv, &t.key_path("start"), Quantity::Time),
+        None => Some(Dist::Uniform { min: 0.0, max: 1.0 }),
+    };
+    let stop = t.opt(cx, "stop", parse_duration);
+    let class = t.opt(cx, "class", parse_str).unwrap_or_else(|| "realtime".to_string());
+    let kind = kind?;
+    let size_dist = |t: &mut Table, cx: &mut Cx| -> Option<Dist> {
+        match t.raw("size") {
+            Some(sv) => {
+                let d = Dist::parse(cx, sv, &t.key_path("size"), Quantity::Bytes)?;
+                if d.mean().is_none() {
+                    cx.err(&t.key_path("size"), "the packet size distribution must have a finite mean");
+                    return None;
+                }
+                Some(d)
+            }
+            None => {
+                cx.err(&t.key_path("size"), "missing; the packet size, e.g. \"1000B\" or a size distribution");
+                None
+            }
+        }
+    };
+    let source = match kind {
+        "cbr" => {
+            let rate = t.req(cx, "rate", "the sending rate, e.g. \"1Mbps\"", parse_rate);
+            let size = t.req(cx, "size", "the packet size, e.g. \"1000B\"", config::parse_packet_size);
+            let jitter = t.opt(cx, "jitter", parse_bool).unwrap_or(false);
+            SourceSpec::Cbr { rate_bps: rate?, size_bytes: size?, jitter }
+        }
+        "poisson" => {
+            let rate = t.req(cx, "rate", "the mean sending rate, e.g. \"9Mbps\"", parse_rate);
+            let size = size_dist(&mut t, cx);
+            SourceSpec::Poisson { rate_bps: rate?, size: size? }
+        }
+        "batch-poisson" => {
+            let batch = match t.raw("batch") {
+                Some(bv) => Dist::parse(cx, bv, &t.key_path("batch"), Quantity::Count),
+                None => {
+                    cx.err(&t.key_path("batch"), "missing; the number of packets per batch, e.g. 3, or a count distribution");
+                    None
+                }
+            };
+            let size = size_dist(&mut t, cx);
+            let rate = t.opt(cx, "rate", parse_rate);
+            let gap = t.raw("gap").and_then(|gv| Dist::parse(cx, gv, &t.key_path("gap"), Quantity::Time));
+            let (batch, size) = (batch?, size?);
+            let gap = match (rate, gap, t.has("rate"), t.has("gap")) {
+                (Some(r), None, _, false) => {
+                    let Some(mean_batch) = batch.mean() else {
+                        cx.err(&t.key_path("batch"), "a batch size distribution with an infinite mean cannot be given a rate; give \"gap\" instead");
+                        return None;
+                    };
+                    Dist::Exponential { mean: mean_batch * size.mean()? * 8.0 / r }
+                }
+                (None, Some(g), false, _) => g,
+                (_, _, true, true) => {
+                    cx.err(&t.path, "give either \"rate\" (Poisson batch arrivals) or \"gap\" (a distribution of times between batches), not both");
+                    return None;
+                }
+                (_, _, false, false) => {
+                    cx.err(&t.path, "missing \"rate\" (Poisson batch arrivals at a mean bit rate) or \"gap\" (a distribution of times between batches)");
+                    return None;
+                }
+                _ => return None,
+            };
+            SourceSpec::Batch { gap, batch, size }
+        }
+        "onoff" => {
+            let rate = t.req(cx, "rate", "the sending rate during ON periods, e.g. \"64kbps\"", parse_rate);
+            let size = t.req(cx, "size", "the packet size, e.g. \"210B\"", config::parse_packet_size);
+            let period = |t: &mut Table, cx: &mut Cx, key: &'static str| match t.raw(key) {
+                Some(pv) => Dist::parse(cx, pv, &t.key_path(key), Quantity::Time),
+                None => {
+                    cx.err(&t.key_path(key), format!("missing; the {} period length distribution, e.g. {{ dist = \"pareto\", shape = 1.5, mean = \"500ms\" }}", if key == "on" { "ON" } else { "OFF" }));
+                    None
+                }
+            };
+            let on = period(&mut t, cx, "on");
+            let off = period(&mut t, cx, "off");
+            let transport = t.opt(cx, "transport", |v| parse_choice(v, &["udp"])).unwrap_or("udp");
+            debug_assert_eq!(transport, "udp");
+            SourceSpec::OnOff { rate_bps: rate?, size_bytes: size?, on: on?, off: off? }
+        }
+        _ => unreachable!("parse_choice admits only TRAFFIC_KINDS"),
+    };
+    t.finish(cx);
+    let (name, src, dst, start) = (name?, src?, dst?, start?);
+    if let Some(stop) = stop {
+        if stop == Duration::ZERO {
+            cx.err(&join(path, "stop"), "must be later than 0s");
+        }
+    }
+    let count = count as u32;
+    let group = GroupSpec {
+        name,
+        source,
+        count,
+        src,
+        dst,
+        start,
+        stop,
+        class: class_index(classes, &class),
+    };
+    for j in 0..count.min(group.src.len().max(group.dst.len()) as u32) {
+        let (s, d) = group.endpoints(j);
+        let (sn, dn) = (&net.nodes[s as usize].name, &net.nodes[d as usize].name);
+        if s == d {
+            cx.err(path, format!("flow {j} would send from \"{sn}\" to itself"));
+        } else if net.path_exists(s, d).is_none() {
+            cx.err(path, format!("no route from \"{sn}\" to \"{dn}\""));
+        }
+    }
+    Some(group)
+}
+
+fn class_index(classes: &mut Vec<String>, class: &str) -> u8 {
+    match classes.iter().position(|c| c == class) {
+        Some(i) => i as u8,
+        None => {
+            classes.push(class.to_string());
+            (classes.len() - 1) as u8
+        }
+    }
+}
+
+impl NetSpec {
+    /// `Some(())` if `dst` is reachable from `src`.
+    fn path_exists(&self, src: u32, dst: u32) -> Option<()> {
+        (src == dst || self.route(src, dst) != NO_ROUTE).then_some(())
+    }
+}
