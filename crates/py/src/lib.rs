@@ -1,1 +1,39 @@
+//! `aqmlab._engine`: the Python face of the Rust engine. Conversions and
+//! error mapping only; every behaviour lives in `aqmlab-sim`.
+//!
+//! Scenarios cross the boundary as JSON text (the Python layer reads TOML
+//! and applies overrides) and results come back as JSON text, so the binding
+//! has no schema of its own to keep in step.
 
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+/// Every problem of a scenario as (key path, message) pairs; empty when valid.
+#[pyfunction]
+fn validate(scenario_json: &str) -> Vec<(String, String)> {
+    match aqmlab_sim::Scenario::from_json(scenario_json) {
+        Ok(_) => Vec::new(),
+        Err(errs) => errs.into_iter().map(|e| (e.path, e.message)).collect(),
+    }
+}
+
+/// Runs a scenario (JSON) with `seed` (the scenario's own if None) and
+/// returns the result as JSON. The GIL is released while the engine runs,
+/// so runs on several Python threads proceed in parallel.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, seed=None))]
+fn run(py: Python<'_>, scenario_json: &str, seed: Option<u64>) -> PyResult<String> {
+    let text = scenario_json.to_owned();
+    py.allow_threads(move || aqmlab_sim::run_json(&text, seed)).map_err(|errs| {
+        let problems: Vec<(String, String)> = errs.into_iter().map(|e| (e.path, e.message)).collect();
+        PyValueError::new_err(problems)
+    })
+}
+
+#[pymodule]
+fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ENGINE_VERSION", aqmlab_sim::ENGINE_VERSION)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    Ok(())
+}

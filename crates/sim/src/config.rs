@@ -73,13 +73,16 @@ pub struct Table<'v> {
     pub path: String,
     map: &'v Map<String, Value>,
     declared: Vec<&'static str>,
+    /// Required keys found missing, with the index of their error, so that a
+    /// misspelling of one is reported once, as the misspelling.
+    missing: Vec<(&'static str, usize)>,
 }
 
 impl<'v> Table<'v> {
     /// Starts reading `value` as a table; an error if it is not one.
     pub fn new(cx: &mut Cx, value: &'v Value, path: &str) -> Option<Table<'v>> {
         match value {
-            Value::Object(map) => Some(Table { path: path.to_string(), map, declared: Vec::new() }),
+            Value::Object(map) => Some(Table { path: path.to_string(), map, declared: Vec::new(), missing: Vec::new() }),
             other => {
                 cx.err(path, format!("expected a table, got {}", show(other)));
                 None
@@ -117,25 +120,40 @@ impl<'v> Table<'v> {
     /// Reads a required key; its absence is an error.
     pub fn req<T>(&mut self, cx: &mut Cx, key: &'static str, what: &str, parse: impl FnOnce(&Value) -> Result<T, String>) -> Option<T> {
         if !self.has(key) {
-            self.declared.push(key);
-            cx.err(&self.key_path(key), format!("missing; {what}"));
+            self.report_missing(cx, key, what);
             return None;
         }
         self.opt(cx, key, parse)
     }
 
+    /// Records that the required `key` is absent; `what` says what it is.
+    pub fn report_missing(&mut self, cx: &mut Cx, key: &'static str, what: &str) {
+        self.declared.push(key);
+        self.missing.push((key, cx.errors.len()));
+        cx.err(&self.key_path(key), format!("missing; {what}"));
+    }
+
     /// Rejects every key that was not declared, suggesting the nearest
-    /// allowed one.
+    /// allowed one. A misspelt required key replaces the "missing" error of
+    /// the key it was meant to be.
     pub fn finish(self, cx: &mut Cx) {
+        let mut allowed: Vec<&str> = self.declared.clone();
+        allowed.sort_unstable();
+        allowed.dedup();
         for key in self.map.keys() {
             if self.declared.iter().any(|d| d == key) {
                 continue;
             }
-            let mut allowed: Vec<&str> = self.declared.clone();
-            allowed.sort_unstable();
-            allowed.dedup();
-            let hint = nearest(key, &allowed).map(|s| format!("; did you mean \"{s}\"?")).unwrap_or_default();
-            cx.err(&self.key_path(key), format!("unknown key \"{key}\"; allowed here: {}{hint}", allowed.join(", ")));
+            let guess = nearest(key, &allowed);
+            let hint = guess.map(|s| format!("; did you mean \"{s}\"?")).unwrap_or_default();
+            let error = ConfigError {
+                path: self.key_path(key),
+                message: format!("unknown key \"{key}\"{hint} (allowed here: {})", allowed.join(", ")),
+            };
+            match guess.and_then(|g| self.missing.iter().find(|(m, _)| *m == g)) {
+                Some(&(_, i)) => cx.errors[i] = error,
+                None => cx.errors.push(error),
+            }
         }
     }
 }

@@ -62,6 +62,7 @@ struct FlowMeta {
 /// Time series, one column per traced quantity.
 struct Tracer {
     interval: Duration,
+    next_at: Time,
     links: Vec<u32>,
     time_s: Vec<f64>,
     columns: Vec<(String, Vec<f64>)>,
@@ -145,7 +146,7 @@ impl<'s> Sim<'s> {
             next_id: 0,
             n_events: 0,
             discards: Vec::new(),
-            tracer: sc.trace.as_ref().map(|t| Tracer { interval: t.interval, links: t.links.clone(), time_s: Vec::new(), columns: Vec::new() }),
+            tracer: sc.trace.as_ref().map(|t| Tracer { interval: t.interval, next_at: Time::ZERO, links: t.links.clone(), time_s: Vec::new(), columns: Vec::new() }),
         };
         sim.events.schedule(window.end, Event::End);
         for (g, group) in sc.groups.iter().enumerate() {
@@ -184,7 +185,14 @@ impl<'s> Sim<'s> {
             self.now = t;
             self.n_events += 1;
             match ev {
-                Event::End => break,
+                Event::End => {
+                    // The End event was scheduled first, so it precedes a
+                    // sample due at the same instant: take that one too.
+                    if self.tracer.as_ref().is_some_and(|tr| tr.next_at == self.now) {
+                        self.sample();
+                    }
+                    break;
+                }
                 Event::TxDone(l) => self.tx_done(l),
                 Event::Arrive(l) => self.arrive(l),
                 Event::Source(f) => self.source_fire(f),
@@ -373,9 +381,9 @@ impl<'s> Sim<'s> {
             push("drops", link.mon.totals.drops as f64);
             link.qdisc.traced(&mut |k, v| push(k, v));
         }
-        let next = self.now + tr.interval;
-        if next <= self.window.end {
-            self.events.schedule(next, Event::Sample);
+        tr.next_at = self.now + tr.interval;
+        if tr.next_at <= self.window.end {
+            self.events.schedule(tr.next_at, Event::Sample);
         }
     }
 

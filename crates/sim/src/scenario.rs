@@ -74,6 +74,10 @@ pub struct NetSpec {
     /// `next_hop[node * nodes.len() + dst]`: the link a packet at `node`
     /// addressed to `dst` leaves on, or `NO_ROUTE`.
     pub next_hop: Vec<u32>,
+    /// Where traffic groups send from and to when they do not say: the
+    /// dumbbell's sender and receiver hosts; empty for other topologies.
+    pub default_src: Vec<u32>,
+    pub default_dst: Vec<u32>,
 }
 
 pub const NO_ROUTE: u32 = u32::MAX;
@@ -301,12 +305,15 @@ fn read_scenario(cx: &mut Cx, v: &Value) -> Option<Scenario> {
     let net = match t.raw("topology") {
         Some(tv) => read_topology(cx, tv, "topology"),
         None => {
-            cx.err("topology", "missing; a [topology] table with kind = \"dumbbell\", \"chain\" or \"graph\"");
+            t.report_missing(cx, "topology", "a [topology] table with kind = \"dumbbell\", \"chain\" or \"graph\"");
             None
         }
     };
     let trace_v = t.raw("trace");
     let traffic_v = t.raw("traffic");
+    if traffic_v.is_none() {
+        t.report_missing(cx, "traffic", "at least one [[traffic]] group is needed");
+    }
     t.finish(cx);
 
     let duration = duration?;
@@ -316,13 +323,12 @@ fn read_scenario(cx: &mut Cx, v: &Value) -> Option<Scenario> {
     if warmup >= duration {
         cx.err("warmup", format!("must be shorter than duration ({}s), got {}s", duration.as_secs_f64(), warmup.as_secs_f64()));
     }
-    let net = net?;
     let mut classes: Vec<String> = Vec::new();
     let groups = match traffic_v {
         Some(Value::Array(items)) if !items.is_empty() => {
             let mut groups = Vec::new();
             for (i, item) in items.iter().enumerate() {
-                if let Some(g) = read_group(cx, item, &format!("traffic[{i}]"), &net, &mut classes) {
+                if let Some(g) = read_group(cx, item, &format!("traffic[{i}]"), net.as_ref(), &mut classes) {
                     if groups.iter().any(|o: &GroupSpec| o.name == g.name) {
                         cx.err(&format!("traffic[{i}].name"), format!("\"{}\" is used by another traffic group; names must be unique", g.name));
                     }
@@ -331,8 +337,9 @@ fn read_scenario(cx: &mut Cx, v: &Value) -> Option<Scenario> {
             }
             groups
         }
-        Some(Value::Array(_)) | None => {
-            cx.err("traffic", "missing; at least one [[traffic]] group is needed");
+        None => Vec::new(),
+        Some(Value::Array(_)) => {
+            cx.err("traffic", "is empty; at least one [[traffic]] group is needed");
             Vec::new()
         }
         Some(other) => {
@@ -340,6 +347,9 @@ fn read_scenario(cx: &mut Cx, v: &Value) -> Option<Scenario> {
             Vec::new()
         }
     };
+    // Traffic is read even when the topology is broken, so that its problems
+    // are reported too; with no network there is nothing more to check.
+    let net = net?;
     let trace = trace_v.and_then(|tv| read_trace(cx, tv, &net));
     Some(Scenario { name, duration, warmup, seed, trace, net, groups, classes })
 }
@@ -385,7 +395,7 @@ struct NetBuilder {
 
 impl NetBuilder {
     fn new() -> NetBuilder {
-        NetBuilder { net: NetSpec { nodes: Vec::new(), links: Vec::new(), next_hop: Vec::new() } }
+        NetBuilder { net: NetSpec { nodes: Vec::new(), links: Vec::new(), next_hop: Vec::new(), default_src: Vec::new(), default_dst: Vec::new() } }
     }
 
     fn node(&mut self, name: String) -> u32 {
@@ -531,14 +541,14 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
             Some((rd?, name))
         })(),
         None => {
-            cx.err(&t.key_path("bottleneck"), "missing; the bottleneck link as { rate = \"10Mbps\", delay = \"50ms\" }");
+            t.report_missing(cx, "bottleneck", "the bottleneck link as { rate = \"10Mbps\", delay = \"50ms\" }");
             None
         }
     };
     let qdisc = match t.raw("qdisc") {
         Some(q) => QdiscSpec::parse(cx, q, &t.key_path("qdisc")),
         None => {
-            cx.err(&t.key_path("qdisc"), "missing; the bottleneck queue discipline as a [topology.qdisc] table with kind and limit");
+            t.report_missing(cx, "qdisc", "the bottleneck queue discipline as a [topology.qdisc] table with kind and limit");
             None
         }
     };
@@ -562,11 +572,13 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
     b.link(format!("{bname}_rev"), r2, r1, bottleneck.rate_bps, DelaySpec::Fixed(bottleneck.delay), reverse_qdisc, Report::Always);
     for (i, s) in senders.iter().enumerate() {
         let h = b.node(format!("s{i}"));
+        b.net.default_src.push(h);
         b.link(format!("s{i}->R1"), h, r1, s.rate_bps, s.delay.clone(), access_qdisc.clone(), Report::IfDropped);
         b.link(format!("R1->s{i}"), r1, h, s.rate_bps, s.delay.clone(), access_qdisc.clone(), Report::IfDropped);
     }
     for (i, d) in receivers.iter().enumerate() {
         let h = b.node(format!("d{i}"));
+        b.net.default_dst.push(h);
         b.link(format!("R2->d{i}"), r2, h, d.rate_bps, d.delay.clone(), access_qdisc.clone(), Report::IfDropped);
         b.link(format!("d{i}->R2"), h, r2, d.rate_bps, d.delay.clone(), access_qdisc.clone(), Report::IfDropped);
     }
@@ -613,7 +625,7 @@ fn read_list<'v>(cx: &mut Cx, t: &mut Table<'v>, key: &'static str, what: &str) 
             None
         }
         None => {
-            cx.err(&t.key_path(key), format!("missing; a list of {what}"));
+            t.report_missing(cx, key, &format!("a list of {what}"));
             None
         }
     }
@@ -697,9 +709,11 @@ fn read_graph(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
 // ---------------------------------------------------------------------------
 // Traffic groups
 
-fn read_endpoints(cx: &mut Cx, t: &mut Table, key: &'static str, net: &NetSpec, default: Option<Vec<u32>>) -> Option<Vec<u32>> {
+fn read_endpoints(cx: &mut Cx, t: &mut Table, key: &'static str, net: Option<&NetSpec>, default: Option<Vec<u32>>) -> Option<Vec<u32>> {
     let path = t.key_path(key);
     let names: Vec<String> = match t.raw(key) {
+        // Without a valid topology there is no telling whether it has defaults.
+        None if net.is_none() => return None,
         None => {
             return default.or_else(|| {
                 cx.err(&path, "missing; a node name or a list of node names");
@@ -719,6 +733,7 @@ fn read_endpoints(cx: &mut Cx, t: &mut Table, key: &'static str, net: &NetSpec, 
             return None;
         }
     };
+    let net = net?;
     let mut out = Vec::new();
     for n in &names {
         match net.node_index(n) {
@@ -732,17 +747,14 @@ fn read_endpoints(cx: &mut Cx, t: &mut Table, key: &'static str, net: &NetSpec, 
     (out.len() == names.len()).then_some(out)
 }
 
-fn read_group(cx: &mut Cx, v: &Value, path: &str, net: &NetSpec, classes: &mut Vec<String>) -> Option<GroupSpec> {
+fn read_group(cx: &mut Cx, v: &Value, path: &str, net: Option<&NetSpec>, classes: &mut Vec<String>) -> Option<GroupSpec> {
     let mut t = Table::new(cx, v, path)?;
     let name = t.req(cx, "name", "a unique name for the group", parse_str);
     let kind = t.req(cx, "kind", &format!("one of {}", config::quoted(TRAFFIC_KINDS)), |v| parse_choice(v, TRAFFIC_KINDS));
     let count = t.opt(cx, "count", |v| parse_count(v, 1)).unwrap_or(1);
-    let is_dumbbell = net.nodes.first().is_some_and(|n| n.name == "R1") && net.nodes.iter().any(|n| n.name == "s0");
-    let hosts = |prefix: char| -> Vec<u32> {
-        (0..net.nodes.len() as u32).filter(|&i| net.nodes[i as usize].name.starts_with(prefix) && net.nodes[i as usize].name[1..].parse::<u32>().is_ok()).collect()
-    };
-    let src = read_endpoints(cx, &mut t, "src", net, is_dumbbell.then(|| hosts('s')));
-    let dst = read_endpoints(cx, &mut t, "dst", net, is_dumbbell.then(|| hosts('d')));
+    let default = |hosts: Option<&Vec<u32>>| hosts.filter(|h| !h.is_empty()).cloned();
+    let src = read_endpoints(cx, &mut t, "src", net, default(net.map(|n| &n.default_src)));
+    let dst = read_endpoints(cx, &mut t, "dst", net, default(net.map(|n| &n.default_dst)));
     let start = match t.raw("start") {
         Some(sv) => Dist::parse(cx, sv, &t.key_path("start"), Quantity::Time),
         None => Some(Dist::Uniform { min: 0.0, max: 1.0 }),
@@ -761,7 +773,7 @@ fn read_group(cx: &mut Cx, v: &Value, path: &str, net: &NetSpec, classes: &mut V
                 Some(d)
             }
             None => {
-                cx.err(&t.key_path("size"), "missing; the packet size, e.g. \"1000B\" or a size distribution");
+                t.report_missing(cx, "size", "the packet size, e.g. \"1000B\" or a size distribution");
                 None
             }
         }
@@ -782,7 +794,7 @@ fn read_group(cx: &mut Cx, v: &Value, path: &str, net: &NetSpec, classes: &mut V
             let batch = match t.raw("batch") {
                 Some(bv) => Dist::parse(cx, bv, &t.key_path("batch"), Quantity::Count),
                 None => {
-                    cx.err(&t.key_path("batch"), "missing; the number of packets per batch, e.g. 3, or a count distribution");
+                    t.report_missing(cx, "batch", "the number of packets per batch, e.g. 3, or a count distribution");
                     None
                 }
             };
@@ -817,7 +829,7 @@ fn read_group(cx: &mut Cx, v: &Value, path: &str, net: &NetSpec, classes: &mut V
             let period = |t: &mut Table, cx: &mut Cx, key: &'static str| match t.raw(key) {
                 Some(pv) => Dist::parse(cx, pv, &t.key_path(key), Quantity::Time),
                 None => {
-                    cx.err(&t.key_path(key), format!("missing; the {} period length distribution, e.g. {{ dist = \"pareto\", shape = 1.5, mean = \"500ms\" }}", if key == "on" { "ON" } else { "OFF" }));
+                    t.report_missing(cx, key, &format!("the {} period length distribution, e.g. {{ dist = \"pareto\", shape = 1.5, mean = \"500ms\" }}", if key == "on" { "ON" } else { "OFF" }));
                     None
                 }
             };
@@ -830,6 +842,7 @@ fn read_group(cx: &mut Cx, v: &Value, path: &str, net: &NetSpec, classes: &mut V
         _ => unreachable!("parse_choice admits only TRAFFIC_KINDS"),
     };
     t.finish(cx);
+    let net = net?;
     let (name, src, dst, start) = (name?, src?, dst?, start?);
     if let Some(stop) = stop {
         if stop == Duration::ZERO {

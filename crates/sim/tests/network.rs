@@ -1,0 +1,172 @@
+//! Whole scenarios through multi-hop topologies: exact delays, routing,
+//! utilisation, determinism.
+
+mod common;
+
+use aqmlab_sim::{run, run_json, Scenario};
+use common::*;
+use serde_json::{json, Value};
+
+/// Four CBR flows, one per sender host, with access delays 10..40 ms and
+/// start times chosen so their packets never meet at the bottleneck.
+fn cbr_dumbbell() -> Value {
+    let groups: Vec<Value> = (0..4)
+        .map(|i| {
+            json!({
+                "name": format!("cbr{i}"), "kind": "cbr", "rate": "250kbps", "size": "573B",
+                "src": format!("s{i}"), "dst": format!("d{i}"), "start": format!("{}ms", 4 * i),
+            })
+        })
+        .collect();
+    json!({
+        "name": "cbr-dumbbell",
+        "duration": "100s",
+        "warmup": "10s",
+        "topology": {
+            "kind": "dumbbell",
+            "senders": [ {"delay": "10ms"}, {"delay": "20ms"}, {"delay": "30ms"}, {"delay": "40ms"} ],
+            "access_rate": "100Mbps",
+            "bottleneck": { "rate": "10Mbps", "delay": "50ms" },
+            "qdisc": { "kind": "droptail", "limit": "100pkt" },
+        },
+        "traffic": groups,
+    })
+}
+
+#[test]
+fn test_cbr_one_way_delay_is_exact_sum_of_path_delays() {
+    let sc = scenario(&cbr_dumbbell());
+    let out = run(&sc, 1);
+    let flows = out.summary["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 4);
+    for (i, f) in flows.iter().enumerate() {
+        // Access 100 Mb/s: 573 B take 45_840 ns; bottleneck 10 Mb/s: 458_400 ns;
+        // receiver access (10x bottleneck = 100 Mb/s, 0.1 ms): 45_840 ns.
+        let prop_ns = (10 + 10 * i as u64) * 1_000_000 + 50_000_000 + 100_000;
+        let tx_ns = 45_840 + 458_400 + 45_840;
+        let expected = (prop_ns + tx_ns) as f64 / 1e9;
+        assert_eq!(f["delay_min_s"].as_f64().unwrap(), expected, "flow {i}");
+        assert_eq!(f["delay_max_s"].as_f64().unwrap(), expected, "flow {i}");
+        assert_eq!(f["drops"], 0);
+        // Round-trip propagation: both directions of the path.
+        let rtt = 2.0 * prop_ns as f64 / 1e9;
+        assert!((f["rtt_prop_s"].as_f64().unwrap() - rtt).abs() < 1e-12);
+    }
+}
+
+#[test]
+fn test_underloaded_bottleneck_utilisation_equals_offered_load() {
+    let out = run(&scenario(&cbr_dumbbell()), 1);
+    let q = &out.summary["queues"]["bottleneck"];
+    // 1 Mb/s offered to 10 Mb/s. The window [10 s, 100 s] may cut one
+    // packet of each flow at either edge: at most 8 x 458.4 us of 90 s.
+    let bound = 8.0 * 458.4e-6 / 90.0;
+    let u = q["utilization"].as_f64().unwrap();
+    assert!((u - 0.1).abs() <= bound, "utilization {u}");
+    assert_eq!(q["qdelay_mean_s"].as_f64().unwrap(), 0.0, "the CBR packets never queue");
+    // Access links never drop here, so they are not reported.
+    let names: Vec<&str> = out.summary["queues"].as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(names, vec!["bottleneck", "bottleneck_rev"]);
+}
+
+#[test]
+fn test_chain_routes_over_shortest_path() {
+    // R0 - R1 - R2 with hosts a (at R0) and b (at R2); a 1 Mb/s CBR from a to b
+    // crosses both router links, each 5 ms, and the two host links (1 ms).
+    let v = json!({
+        "duration": "10s",
+        "topology": {
+            "kind": "chain",
+            "routers": 3,
+            "links": [
+                { "rate": "10Mbps", "delay": "5ms", "qdisc": { "kind": "droptail", "limit": "10pkt" } },
+                { "rate": "10Mbps", "delay": "5ms" },
+            ],
+            "hosts": [
+                { "name": "a", "router": 0, "rate": "100Mbps", "delay": "1ms" },
+                { "name": "b", "router": 2, "rate": "100Mbps", "delay": "1ms" },
+            ],
+        },
+        "traffic": [ { "name": "c", "kind": "cbr", "rate": "1Mbps", "size": "1250B", "src": "a", "dst": "b", "start": "0s" } ],
+    });
+    let out = run(&scenario(&v), 1);
+    let f = &out.summary["flows"][0];
+    // 1250 B: 100 us at 100 Mb/s, 1 ms at 10 Mb/s.
+    let expected = (2 * 1_000_000 + 2 * 5_000_000 + 2 * 100_000 + 2 * 1_000_000) as f64 / 1e9;
+    assert_eq!(f["delay_max_s"].as_f64().unwrap(), expected);
+    assert_eq!(f["delay_min_s"].as_f64().unwrap(), expected);
+    let q = &out.summary["queues"];
+    assert!(q["R0->R1"]["arrivals"].as_u64().unwrap() > 0 && q["R1->R2"]["arrivals"] == q["R0->R1"]["arrivals"]);
+    assert_eq!(q["R2->R1"]["arrivals"], 0);
+}
+
+/// The result with the wall-clock time taken out.
+fn without_wall(json: &str) -> String {
+    let mut v: Value = serde_json::from_str(json).unwrap();
+    v["summary"]["wall_s"] = json!(0);
+    serde_json::to_string(&v).unwrap()
+}
+
+fn busy_scenario() -> String {
+    let mut v = cbr_dumbbell();
+    v["topology"]["qdisc"] = json!({ "kind": "bernoulli", "limit": "20pkt", "p": 0.01 });
+    v["trace"] = json!({ "interval": "1s" });
+    v["traffic"].as_array_mut().unwrap().push(json!({
+        "name": "burst", "kind": "batch-poisson", "batch": { "dist": "pareto2", "shape": 1.5, "mean": 4 },
+        "rate": "8Mbps", "size": { "dist": "uniform", "min": "40B", "max": "1500B" }, "count": 3,
+    }));
+    v["traffic"].as_array_mut().unwrap().push(json!({
+        "name": "onoff", "kind": "onoff", "rate": "2Mbps", "size": "500B", "count": 2,
+        "on": { "dist": "pareto", "shape": 1.5, "mean": "500ms" }, "off": { "dist": "exponential", "mean": "500ms" },
+    }));
+    v.to_string()
+}
+
+#[test]
+fn test_same_seed_gives_identical_json_sequentially_and_on_threads() {
+    let text = busy_scenario();
+    let a = without_wall(&run_json(&text, Some(7)).unwrap());
+    let b = without_wall(&run_json(&text, Some(7)).unwrap());
+    assert_eq!(a, b);
+    let threads: Vec<_> = (0..4).map(|_| {
+        let t = text.clone();
+        std::thread::spawn(move || without_wall(&run_json(&t, Some(7)).unwrap()))
+    }).collect();
+    for h in threads {
+        assert_eq!(h.join().unwrap(), a);
+    }
+    let c = without_wall(&run_json(&text, Some(8)).unwrap());
+    assert_ne!(a, c, "another seed gives another run");
+}
+
+#[test]
+fn test_adding_a_group_leaves_other_groups_draws_unchanged() {
+    // Common random numbers: streams are named after the component, so a
+    // new group does not move the first group's arrival times.
+    let base = json!({
+        "duration": "20s",
+        "topology": { "kind": "graph", "nodes": ["a", "b"], "links": [
+            { "from": "a", "to": "b", "rate": "1Gbps", "delay": "1ms", "qdisc": { "kind": "droptail", "limit": "inf" } } ] },
+        "traffic": [ { "name": "p", "kind": "poisson", "rate": "1Mbps", "size": "100B", "src": "a", "dst": "b" } ],
+    });
+    let mut more = base.clone();
+    more["traffic"].as_array_mut().unwrap().insert(0, json!({ "name": "q", "kind": "poisson", "rate": "1Mbps", "size": "100B", "src": "a", "dst": "b" }));
+    let p1 = run(&scenario(&base), 3).summary["traffic"]["p"]["sent"].clone();
+    let p2 = run(&scenario(&more), 3).summary["traffic"]["p"]["sent"].clone();
+    assert_eq!(p1, p2);
+}
+
+#[test]
+fn test_trace_samples_backlog_and_cumulative_drops() {
+    let text = busy_scenario();
+    let sc = Scenario::from_json(&text).unwrap();
+    let out = run(&sc, 1);
+    let col = |name: &str| out.series.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()).unwrap_or_else(|| panic!("no column {name}"));
+    let t = col("time_s");
+    assert_eq!(t.len(), 101, "samples at 0, 1, ..., 100 s");
+    assert_eq!(t[100], 100.0);
+    let drops = col("bottleneck.drops");
+    assert!(drops.windows(2).all(|w| w[0] <= w[1]), "cumulative drops never decrease");
+    assert_eq!(*drops.last().unwrap(), out.summary["queues"]["bottleneck"]["run_totals"]["drops"].as_f64().unwrap());
+    assert_eq!(col("bottleneck.p"), vec![0.01; 101]);
+}

@@ -1,0 +1,146 @@
+"""The ``aqmlab`` command.
+
+Every command is a thin layer over the Python API. Bad input (an invalid
+scenario, an unreadable file, a malformed ``--set``) prints one line per
+problem on stderr and exits with status 2, with no traceback and nothing
+written.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+import aqmlab
+from aqmlab.exceptions import AqmlabError, ConfigError
+from aqmlab.scenario import Scenario
+
+
+class _Group(click.Group):
+    """Turns aqmlab's own errors into exit status 2 with one line each."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ConfigError as e:
+            for line in e.lines():
+                click.echo(f"error: {line}", err=True)
+            ctx.exit(2)
+        except AqmlabError as e:
+            click.echo(f"error: {e}", err=True)
+            ctx.exit(2)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(aqmlab.__version__, "--version", "-V", message="aqmlab %(version)s")
+def main() -> None:
+    """aqmlab: simulate queue disciplines at a bottleneck, packet by packet."""
+
+
+def _load(path: str, assignments: tuple[str, ...]) -> Scenario:
+    return Scenario.load(path).with_set(list(assignments)).validate()
+
+
+_SET_HELP = "Override a key: --set topology.qdisc.limit=100pkt (repeatable)."
+
+
+@main.command()
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--set", "assignments", multiple=True, metavar="KEY.PATH=VALUE", help=_SET_HELP)
+def validate(scenario: str, assignments: tuple[str, ...]) -> None:
+    """Check a scenario file and report every problem in it."""
+    sc = _load(scenario, assignments)
+    click.echo(f"{scenario}: valid scenario {sc.name!r}")
+
+
+@main.command()
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--set", "assignments", multiple=True, metavar="KEY.PATH=VALUE", help=_SET_HELP)
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="Run seed (default: the scenario's seed).")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON instead of tables.")
+@click.option("--series", "series_out", type=click.Path(dir_okay=False, path_type=str), default=None,
+              help="Write the time series to this Parquet file (needs a [trace] table).")
+def run(scenario: str, assignments: tuple[str, ...], seed: int | None, as_json: bool, series_out: str | None) -> None:
+    """Run a scenario once and print its summary."""
+    sc = _load(scenario, assignments)
+    if series_out is not None and "trace" not in sc.to_dict():
+        raise ConfigError([("--series", "the scenario has no [trace] table to sample; add one, "
+                            "e.g. --set trace.interval=100ms")])
+    res = aqmlab.run(sc, seed=seed)
+    if series_out is not None:
+        _write_atomic(Path(series_out), lambda tmp: res.series.to_parquet(tmp, index=False))
+    if as_json:
+        click.echo(res.to_json())
+    else:
+        click.echo(format_summary(res.summary))
+        if series_out is not None:
+            click.echo(f"\ntime series ({len(res.series)} samples) written to {series_out}")
+
+
+def _write_atomic(path: Path, write: Any) -> None:
+    """Writes through a temporary file in the same folder, then renames, so
+    an interrupted or failed write leaves nothing behind."""
+    if not path.parent.exists():
+        raise AqmlabError(f"{path}: the folder {path.parent} does not exist")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _fmt(x: Any, kind: str = "") -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    if kind == "bps":
+        for unit, k in (("Gbps", 1e9), ("Mbps", 1e6), ("kbps", 1e3)):
+            if abs(x) >= k:
+                return f"{x / k:.3f} {unit}"
+        return f"{x:.1f} bps"
+    if kind == "ms":
+        return f"{1e3 * x:.3f} ms"
+    if kind == "%":
+        return f"{100 * x:.3f} %"
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    return str(x)
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
+
+
+def format_summary(s: dict[str, Any]) -> str:
+    """The summary as text tables: queues, then traffic groups."""
+    head = (f"{s['scenario']}  seed {s['seed']}  window {s['warmup_s']:g}-{s['duration_s']:g} s  "
+            f"{s['events']:,} events in {s['wall_s']:.3f} s (engine {s['engine_version']})")
+    q_rows = [
+        [name, q["qdisc"]["kind"], str(q["arrivals"]), str(q["drops"]), _fmt(q["loss_rate"], "%"),
+         _fmt(q["qdelay_mean_s"], "ms"), _fmt(q["qlen_mean_pkts"]), _fmt(q["utilization"], "%")]
+        for name, q in s["queues"].items()
+    ]
+    t_rows = [
+        [name, g["kind"], str(g["flows"]), _fmt(g["throughput_bps"], "bps"), _fmt(g["goodput_bps"], "bps"),
+         _fmt(g["loss_rate"], "%"), _fmt(g["delay_mean_s"], "ms")]
+        for name, g in s["traffic"].items()
+    ]
+    return "\n\n".join([
+        head,
+        _table(["queue", "qdisc", "arrivals", "drops", "loss", "qdelay mean", "qlen mean", "utilization"], q_rows),
+        _table(["traffic", "kind", "flows", "sent", "delivered", "loss", "delay mean"], t_rows),
+    ])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,184 @@
+"""Scenarios: reading TOML files, overriding keys, validating.
+
+A scenario is a plain nested dict, as the TOML file gives it; the engine
+validates it (every problem at once, each with its key path) and runs it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from aqmlab import _engine
+from aqmlab.exceptions import ConfigError
+
+_TOP_LEVEL = ("name", "duration", "warmup", "seed", "trace", "topology", "traffic")
+_SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def _split_path(path: str) -> list[str | int]:
+    """``"traffic[0].count"`` or ``"traffic.0.count"`` -> ``["traffic", 0, "count"]``."""
+    out: list[str | int] = []
+    pos = 0
+    for m in _SEGMENT.finditer(path):
+        gap = path[pos : m.start()]
+        if gap not in ("", "."):
+            raise ConfigError([(path, "is not a key path such as topology.qdisc.limit or traffic[0].count")])
+        key, index = m.group(1), m.group(2)
+        if index is not None:
+            out.append(int(index))
+        elif key.isdigit():
+            out.append(int(key))
+        else:
+            out.append(key)
+        pos = m.end()
+    if not out or path[pos:] not in ("",):
+        raise ConfigError([(path, "is not a key path such as topology.qdisc.limit or traffic[0].count")])
+    return out
+
+
+def parse_value(text: str) -> Any:
+    """A value as written on the command line: a TOML value if it parses as
+    one (``3``, ``0.1``, ``true``, ``"x"``, ``{kind = "red"}``, ``[1, 2]``),
+    otherwise the text itself (so ``--set topology.qdisc.limit=300pkt`` needs
+    no quotes)."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+class Scenario:
+    """A scenario: the TOML tree plus where it came from.
+
+    >>> sc = Scenario.from_dict({"duration": "1s"}).with_(**{"topology.kind": "dumbbell"})
+    >>> sc.to_dict()["topology"]
+    {'kind': 'dumbbell'}
+    """
+
+    def __init__(self, data: dict[str, Any], source: str | None = None):
+        self._data = data
+        self.source = source
+
+    # Construction -----------------------------------------------------------
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Scenario":
+        """Reads a scenario TOML file. Unreadable files and TOML syntax errors
+        raise :class:`ConfigError` naming the file."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as e:
+            raise ConfigError([("", f"{path}: cannot read the scenario file: {e.strerror or e}")]) from None
+        except UnicodeDecodeError as e:
+            raise ConfigError([("", f"{path}: not a UTF-8 text file ({e.reason})")]) from None
+        return cls.loads(text, source=str(path))
+
+    @classmethod
+    def loads(cls, text: str, source: str | None = None) -> "Scenario":
+        """Reads a scenario from TOML text."""
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            where = f"{source}: " if source else ""
+            raise ConfigError([("", f"{where}TOML syntax error: {e}")]) from None
+        return cls(data, source)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Scenario":
+        """A scenario from a nested dict (copied)."""
+        if not isinstance(data, dict):
+            raise ConfigError([("", f"a scenario is a table (dict), got {type(data).__name__}")])
+        return cls(copy.deepcopy(data))
+
+    # Overrides --------------------------------------------------------------
+
+    def with_(self, **overrides: Any) -> "Scenario":
+        """A copy with keys overridden by dotted path, e.g.
+        ``sc.with_(**{"topology.qdisc.kind": "bernoulli", "traffic[0].count": 8})``.
+        A path whose first key is not a top-level key but a key of
+        ``[topology]`` is taken under it, so ``"qdisc.limit"`` means
+        ``"topology.qdisc.limit"``."""
+        data = copy.deepcopy(self._data)
+        for path, value in overrides.items():
+            _set(data, path, value)
+        return Scenario(data, self.source)
+
+    def with_set(self, assignments: list[str]) -> "Scenario":
+        """A copy with command-line ``key.path=value`` assignments applied."""
+        overrides: dict[str, Any] = {}
+        for a in assignments:
+            path, sep, text = a.partition("=")
+            if not sep or not path.strip():
+                raise ConfigError([("--set", f"\"{a}\" is not of the form key.path=value")])
+            overrides[path.strip()] = parse_value(text.strip())
+        return self.with_(**overrides)
+
+    # Access -----------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        return copy.deepcopy(self._data)
+
+    def to_json(self) -> str:
+        return json.dumps(self._data, default=str)
+
+    @property
+    def name(self) -> str:
+        return str(self._data.get("name", "scenario"))
+
+    @property
+    def seed(self) -> int:
+        seed = self._data.get("seed", 1)
+        return seed if isinstance(seed, int) else 1
+
+    def problems(self) -> list[tuple[str, str]]:
+        """Every problem of the scenario as (key path, message); empty if valid."""
+        return [tuple(p) for p in _engine.validate(self.to_json())]
+
+    def validate(self) -> "Scenario":
+        """Raises :class:`ConfigError` listing every problem; returns self if valid."""
+        problems = self.problems()
+        if problems:
+            raise ConfigError(problems)
+        return self
+
+    def __repr__(self) -> str:
+        src = f" from {self.source}" if self.source else ""
+        return f"<Scenario {self.name!r}{src}>"
+
+
+def _set(data: dict[str, Any], path: str, value: Any) -> None:
+    keys = _split_path(path)
+    topo = data.get("topology")
+    if isinstance(keys[0], str) and keys[0] not in _TOP_LEVEL and isinstance(topo, dict) and keys[0] in topo:
+        keys = ["topology", *keys]
+    node: Any = data
+    for i, key in enumerate(keys[:-1]):
+        nxt = keys[i + 1]
+        node = _child(node, key, path, create=[] if isinstance(nxt, int) else {})
+    last = keys[-1]
+    if isinstance(last, int):
+        if not isinstance(node, list) or last >= len(node):
+            raise ConfigError([(path, f"index {last} is out of range")])
+        node[last] = value
+    else:
+        if not isinstance(node, dict):
+            raise ConfigError([(path, "does not lead to a table")])
+        node[last] = value
+
+
+def _child(node: Any, key: str | int, path: str, create: Any) -> Any:
+    if isinstance(key, int):
+        if not isinstance(node, list) or key >= len(node):
+            raise ConfigError([(path, f"index {key} is out of range")])
+        return node[key]
+    if not isinstance(node, dict):
+        raise ConfigError([(path, f"\"{key}\" is not inside a table")])
+    if key not in node:
+        node[key] = create
+    return node[key]

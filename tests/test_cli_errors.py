@@ -1,0 +1,83 @@
+"""Malformed scenarios: exit status 2, one clear line per problem naming the
+key path, the value and what is allowed, no traceback, nothing written."""
+
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES
+
+GOOD = (EXAMPLES / "cbr-dumbbell.toml").read_text()
+
+
+def edit(old: str, new: str) -> str:
+    assert old in GOOD, old
+    return GOOD.replace(old, new, 1)
+
+
+# (label, file text or None for a missing file, extra args, substrings every
+# one of which must appear in the single error line)
+CASES = [
+    ("unknown key", 'colour = "red"\n' + GOOD, [], ["colour", "unknown key", "allowed here", "duration"]),
+    ("misspelt key", edit("bottleneck = {", "bottlenek = {"), [], ["topology.bottlenek", "did you mean \"bottleneck\""]),
+    ("bad unit", edit('rate = "10Mbps"', 'rate = "10Mbs"'), [], ["topology.bottleneck.rate", '"10Mbs"', "Mbps"]),
+    ("negative rate", edit('rate = "250kbps"', 'rate = "-250kbps"'), [], ["traffic[0].rate", '"-250kbps"', "negative"]),
+    ("zero count", edit("count = 4 ", "count = 0 "), [], ["traffic[0].count", "got 0", ">= 1"]),
+    ("unknown qdisc kind", edit('kind = "droptail"', 'kind = "reed"'), [], ["topology.qdisc.kind", '"reed"', '"droptail"']),
+    ("unknown distribution", edit('dist = "uniform", min = "40B"', 'dist = "unifrom", min = "40B"'), [],
+     ["traffic[1].size.dist", '"unifrom"', '"uniform"']),
+    ("missing bottleneck", edit('bottleneck = { rate = "10Mbps", delay = "50ms" }\n', ""), [],
+     ["topology.bottleneck", "missing", "rate"]),
+    ("warmup >= duration", edit('warmup = "10s"', 'warmup = "100s"'), [], ["warmup", "100s", "shorter than duration"]),
+    ("TOML syntax error", edit('name = "cbr-dumbbell"', 'name = "cbr-dumbbell'), [], ["TOML syntax error", "line"]),
+    ("unreadable file", None, [], ["cannot read the scenario file"]),
+    ("wrong type", edit('duration = "100s"', "duration = 100"), [], ["duration", "bare number 100", '"20ms"']),
+    ("bad --set", GOOD, ["--set", "topology.qdisc.limit"], ["--set", "key.path=value"]),
+    ("--set bad value", GOOD, ["--set", "topology.qdisc.limit=12 apples"], ["topology.qdisc.limit", '"12 apples"', "pkt"]),
+    ("unknown traced queue", edit('queues = ["bottleneck"]', 'queues = ["bottlenck"]'), [],
+     ["trace.queues[0]", '"bottlenck"', '"bottleneck"']),
+    ("unknown host", edit('name = "cross"', 'name = "cross"\nsrc = "s9"'), [], ["traffic[1].src", '"s9"', '"s0"']),
+]
+
+
+@pytest.mark.parametrize("label,text,args,needles", CASES, ids=[c[0] for c in CASES])
+def test_malformed_scenario_exits_2_with_one_clear_line(cli, tmp_path: Path, label, text, args, needles):
+    scenario = tmp_path / "scenario.toml"
+    if text is not None:
+        scenario.write_text(text)
+    series = tmp_path / "series.parquet"
+    for command in (["run", str(scenario), "--json", "--series", str(series), *args], ["validate", str(scenario), *args]):
+        r = cli(*command)
+        assert r.returncode == 2, (label, r.stdout, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1, (label, r.stderr)
+        assert lines[0].startswith("error: ")
+        for needle in needles:
+            assert needle in lines[0], (label, needle, lines[0])
+        assert "Traceback" not in r.stderr
+        assert r.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["scenario.toml"] if text is not None else [])
+
+
+def test_several_problems_are_all_reported(cli, tmp_path: Path):
+    text = edit('rate = "10Mbps"', 'rate = "10Mbs"').replace('warmup = "10s"', 'warmup = "1000s"').replace("count = 4 ", "count = 0 ")
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(text)
+    r = cli("validate", str(scenario))
+    assert r.returncode == 2
+    paths = sorted(line.split(":")[1].strip() for line in r.stderr.strip().splitlines())
+    assert paths == ["topology.bottleneck.rate", "traffic[0].count", "warmup"]
+
+
+def test_series_without_trace_is_rejected_before_running(cli, tmp_path: Path):
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(edit('trace = { interval = "100ms", queues = ["bottleneck"] }\n', ""))
+    r = cli("run", str(scenario), "--series", str(tmp_path / "x.parquet"))
+    assert r.returncode == 2 and "--series" in r.stderr and "trace" in r.stderr
+    assert not (tmp_path / "x.parquet").exists()
+
+
+def test_unwritable_series_folder_leaves_nothing(cli, tmp_path: Path):
+    r = cli("run", str(EXAMPLES / "cbr-dumbbell.toml"), "--series", str(tmp_path / "no" / "x.parquet"))
+    assert r.returncode == 2 and "does not exist" in r.stderr and "Traceback" not in r.stderr
+    assert list(tmp_path.iterdir()) == []
