@@ -24,10 +24,12 @@ fn validate(scenario_json: &str) -> Vec<(String, String)> {
 #[pyo3(signature = (scenario_json, seed=None))]
 fn run(py: Python<'_>, scenario_json: &str, seed: Option<u64>) -> PyResult<String> {
     let text = scenario_json.to_owned();
-    py.allow_threads(move || aqmlab_sim::run_json(&text, seed)).map_err(|errs| {
-        let problems: Vec<(String, String)> = errs.into_iter().map(|e| (e.path, e.message)).collect();
-        PyValueError::new_err(problems)
-    })
+    py.allow_threads(move || aqmlab_sim::run_json(&text, seed))
+        .map_err(|errs| {
+            let problems: Vec<(String, String)> =
+                errs.into_iter().map(|e| (e.path, e.message)).collect();
+            PyValueError::new_err(problems)
+        })
 }
 
 #[pymodule]

@@ -8,7 +8,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use aqmlab_qdisc::{
-    AnyQdisc, Bernoulli, BernoulliParams, Discard, DropTail, DropTailParams, DropWhere, Limit, Packet, QueueDisc, Time, Verdict,
+    AnyQdisc, Bernoulli, BernoulliParams, Discard, DropTail, DropTailParams, DropWhere, Limit,
+    Packet, QueueDisc, Time, Verdict,
 };
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
@@ -18,15 +19,33 @@ const LIMIT: Limit = Limit::Packets(100);
 const SEED: u64 = 1;
 
 fn droptail() -> DropTail {
-    DropTail::new(DropTailParams { limit: LIMIT, drop: DropWhere::Tail }).expect("valid parameters")
+    DropTail::new(DropTailParams {
+        limit: LIMIT,
+        drop: DropWhere::Tail,
+    })
+    .expect("valid parameters")
 }
 
 fn bernoulli() -> Bernoulli {
-    Bernoulli::new(BernoulliParams { limit: LIMIT, p: 0.01, ecn: false }, SEED).expect("valid parameters")
+    Bernoulli::new(
+        BernoulliParams {
+            limit: LIMIT,
+            p: 0.01,
+            ecn: false,
+        },
+        SEED,
+    )
+    .expect("valid parameters")
 }
 
 fn pkt(id: u64) -> Packet {
-    Packet { id, size_bytes: 64 + (id & 1023) as u32, sent_at: Time(id), enqueued_at: Time(id), ..Packet::default() }
+    Packet {
+        id,
+        size_bytes: 64 + (id & 1023) as u32,
+        sent_at: Time(id),
+        enqueued_at: Time(id),
+        ..Packet::default()
+    }
 }
 
 /// Fills `q` to the working backlog, then measures one offer (and one
@@ -36,7 +55,11 @@ fn bench_queue<Q: QueueDisc>(group: &mut BenchmarkGroup<WallTime>, name: &str, m
     for id in 0..BACKLOG_PKTS {
         q.enqueue(pkt(id), Time(id), &mut discards);
     }
-    assert_eq!(q.backlog().pkts as u64, BACKLOG_PKTS, "{name}: the fill must not drop");
+    assert_eq!(
+        q.backlog().pkts as u64,
+        BACKLOG_PKTS,
+        "{name}: the fill must not drop"
+    );
     let mut id = BACKLOG_PKTS;
     group.bench_function(name, |b| {
         b.iter(|| {
@@ -58,7 +81,11 @@ fn enqueue_dequeue(c: &mut Criterion) {
     bench_queue(&mut group, "droptail", droptail());
     bench_queue(&mut group, "bernoulli", bernoulli());
     bench_queue(&mut group, "any/droptail", AnyQdisc::DropTail(droptail()));
-    bench_queue(&mut group, "any/bernoulli", AnyQdisc::Bernoulli(bernoulli()));
+    bench_queue(
+        &mut group,
+        "any/bernoulli",
+        AnyQdisc::Bernoulli(bernoulli()),
+    );
     group.finish();
 }
 

@@ -27,7 +27,10 @@ impl BernoulliParams {
     pub fn validate(&self) -> Result<(), ParamError> {
         self.limit.validate()?;
         if !(0.0..=1.0).contains(&self.p) {
-            return Err(ParamError::new("p", format!("must be in [0, 1] (got {})", self.p)));
+            return Err(ParamError::new(
+                "p",
+                format!("must be in [0, 1] (got {})", self.p),
+            ));
         }
         Ok(())
     }
@@ -49,7 +52,11 @@ pub struct Bernoulli {
 impl Bernoulli {
     pub fn new(params: BernoulliParams, seed: u64) -> Result<Bernoulli, ParamError> {
         params.validate()?;
-        Ok(Bernoulli { params, fifo: Fifo::new(), rng: <Rng as rand::SeedableRng>::seed_from_u64(seed) })
+        Ok(Bernoulli {
+            params,
+            fifo: Fifo::new(),
+            rng: <Rng as rand::SeedableRng>::seed_from_u64(seed),
+        })
     }
 
     /// The enqueue rule with the uniform draw given, for scripted tests.
@@ -58,7 +65,11 @@ impl Bernoulli {
         if hit && !(self.params.ecn && pkt.ecn != Ecn::NotEct) {
             return Verdict::Dropped(DropReason::Early);
         }
-        if !self.params.limit.admits(self.fifo.backlog(), pkt.size_bytes) {
+        if !self
+            .params
+            .limit
+            .admits(self.fifo.backlog(), pkt.size_bytes)
+        {
             return Verdict::Dropped(DropReason::Overflow);
         }
         if hit {
@@ -101,21 +112,43 @@ mod test {
     // Helpers
 
     fn bernoulli(p: f64, limit: u32, ecn: bool) -> Bernoulli {
-        Bernoulli::new(BernoulliParams { limit: Limit::Packets(limit), p, ecn }, 1).unwrap()
+        Bernoulli::new(
+            BernoulliParams {
+                limit: Limit::Packets(limit),
+                p,
+                ecn,
+            },
+            1,
+        )
+        .unwrap()
     }
 
     fn pkt(id: u64, ecn: Ecn) -> Packet {
-        Packet { id, size_bytes: 100, ecn, ..Packet::default() }
+        Packet {
+            id,
+            size_bytes: 100,
+            ecn,
+            ..Packet::default()
+        }
     }
 
     #[test]
     fn test_scripted_draws_drop_below_p() {
         let mut q = bernoulli(0.25, 10, false);
         let draws = [0.10, 0.25, 0.249, 0.9];
-        let got: Vec<Verdict> = draws.iter().enumerate().map(|(i, &u)| q.enqueue_with_draw(pkt(i as u64, Ecn::NotEct), u)).collect();
+        let got: Vec<Verdict> = draws
+            .iter()
+            .enumerate()
+            .map(|(i, &u)| q.enqueue_with_draw(pkt(i as u64, Ecn::NotEct), u))
+            .collect();
         assert_eq!(
             got,
-            vec![Verdict::Dropped(DropReason::Early), Verdict::Enqueued, Verdict::Dropped(DropReason::Early), Verdict::Enqueued]
+            vec![
+                Verdict::Dropped(DropReason::Early),
+                Verdict::Enqueued,
+                Verdict::Dropped(DropReason::Early),
+                Verdict::Enqueued
+            ]
         );
         assert_eq!(q.backlog().pkts, 2);
     }
@@ -124,7 +157,10 @@ mod test {
     fn test_ecn_capable_hit_is_marked_and_queued() {
         let mut q = bernoulli(0.5, 10, true);
         assert_eq!(q.enqueue_with_draw(pkt(1, Ecn::Ect), 0.1), Verdict::Marked);
-        assert_eq!(q.enqueue_with_draw(pkt(2, Ecn::NotEct), 0.1), Verdict::Dropped(DropReason::Early));
+        assert_eq!(
+            q.enqueue_with_draw(pkt(2, Ecn::NotEct), 0.1),
+            Verdict::Dropped(DropReason::Early)
+        );
         let head = q.dequeue(Time::ZERO, &mut Vec::new()).unwrap();
         assert_eq!((head.id, head.ecn), (1, Ecn::Ce));
     }
@@ -132,14 +168,31 @@ mod test {
     #[test]
     fn test_full_queue_overflows_after_surviving_draw() {
         let mut q = bernoulli(0.5, 1, false);
-        assert_eq!(q.enqueue_with_draw(pkt(1, Ecn::NotEct), 0.9), Verdict::Enqueued);
-        assert_eq!(q.enqueue_with_draw(pkt(2, Ecn::NotEct), 0.9), Verdict::Dropped(DropReason::Overflow));
-        assert_eq!(q.enqueue_with_draw(pkt(3, Ecn::NotEct), 0.1), Verdict::Dropped(DropReason::Early));
+        assert_eq!(
+            q.enqueue_with_draw(pkt(1, Ecn::NotEct), 0.9),
+            Verdict::Enqueued
+        );
+        assert_eq!(
+            q.enqueue_with_draw(pkt(2, Ecn::NotEct), 0.9),
+            Verdict::Dropped(DropReason::Overflow)
+        );
+        assert_eq!(
+            q.enqueue_with_draw(pkt(3, Ecn::NotEct), 0.1),
+            Verdict::Dropped(DropReason::Early)
+        );
     }
 
     #[test]
     fn test_p_outside_unit_interval_rejected() {
-        let err = Bernoulli::new(BernoulliParams { limit: Limit::Packets(5), p: 1.5, ecn: false }, 1).unwrap_err();
+        let err = Bernoulli::new(
+            BernoulliParams {
+                limit: Limit::Packets(5),
+                p: 1.5,
+                ecn: false,
+            },
+            1,
+        )
+        .unwrap_err();
         assert_eq!(err.param, "p");
     }
 }

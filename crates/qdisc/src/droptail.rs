@@ -39,7 +39,10 @@ pub struct DropTail {
 impl DropTail {
     pub fn new(params: DropTailParams) -> Result<DropTail, ParamError> {
         params.validate()?;
-        Ok(DropTail { params, fifo: Fifo::new() })
+        Ok(DropTail {
+            params,
+            fifo: Fifo::new(),
+        })
     }
 
     pub fn params(&self) -> &DropTailParams {
@@ -55,11 +58,15 @@ impl QueueDisc for DropTail {
             self.fifo.push_back(pkt);
             return Verdict::Enqueued;
         }
-        if self.params.drop == DropWhere::Tail || !limit.admits(Backlog::default(), pkt.size_bytes) {
+        if self.params.drop == DropWhere::Tail || !limit.admits(Backlog::default(), pkt.size_bytes)
+        {
             return Verdict::Dropped(DropReason::Overflow);
         }
         while !limit.admits(self.fifo.backlog(), pkt.size_bytes) {
-            let head = self.fifo.pop_front().expect("a non-admitting queue is not empty");
+            let head = self
+                .fifo
+                .pop_front()
+                .expect("a non-admitting queue is not empty");
             discards.push((head, DropReason::Overflow));
         }
         self.fifo.push_back(pkt);
@@ -84,7 +91,11 @@ mod test {
     // Helpers
 
     fn pkt(id: u64, size_bytes: u32) -> Packet {
-        Packet { id, size_bytes, ..Packet::default() }
+        Packet {
+            id,
+            size_bytes,
+            ..Packet::default()
+        }
     }
 
     fn droptail(limit: Limit, drop: DropWhere) -> DropTail {
@@ -111,8 +122,17 @@ mod test {
         let mut q = droptail(Limit::Packets(2), DropWhere::Tail);
         assert_eq!(offer(&mut q, pkt(1, 100)), (Verdict::Enqueued, vec![]));
         assert_eq!(offer(&mut q, pkt(2, 100)), (Verdict::Enqueued, vec![]));
-        assert_eq!(offer(&mut q, pkt(3, 100)), (Verdict::Dropped(DropReason::Overflow), vec![]));
-        assert_eq!(q.backlog(), Backlog { pkts: 2, bytes: 200 });
+        assert_eq!(
+            offer(&mut q, pkt(3, 100)),
+            (Verdict::Dropped(DropReason::Overflow), vec![])
+        );
+        assert_eq!(
+            q.backlog(),
+            Backlog {
+                pkts: 2,
+                bytes: 200
+            }
+        );
         assert_eq!(drain(&mut q), vec![1, 2]);
     }
 
@@ -120,9 +140,18 @@ mod test {
     fn test_tail_byte_limit_admits_only_what_fits() {
         let mut q = droptail(Limit::Bytes(1000), DropWhere::Tail);
         assert_eq!(offer(&mut q, pkt(1, 600)).0, Verdict::Enqueued);
-        assert_eq!(offer(&mut q, pkt(2, 500)).0, Verdict::Dropped(DropReason::Overflow));
+        assert_eq!(
+            offer(&mut q, pkt(2, 500)).0,
+            Verdict::Dropped(DropReason::Overflow)
+        );
         assert_eq!(offer(&mut q, pkt(3, 400)).0, Verdict::Enqueued);
-        assert_eq!(q.backlog(), Backlog { pkts: 2, bytes: 1000 });
+        assert_eq!(
+            q.backlog(),
+            Backlog {
+                pkts: 2,
+                bytes: 1000
+            }
+        );
     }
 
     #[test]
@@ -142,20 +171,33 @@ mod test {
         offer(&mut q, pkt(3, 300));
         // 900 B held; a 700 B arrival needs 600 B freed: packets 1 and 2 go.
         assert_eq!(offer(&mut q, pkt(4, 700)), (Verdict::Enqueued, vec![1, 2]));
-        assert_eq!(q.backlog(), Backlog { pkts: 2, bytes: 1000 });
+        assert_eq!(
+            q.backlog(),
+            Backlog {
+                pkts: 2,
+                bytes: 1000
+            }
+        );
     }
 
     #[test]
     fn test_front_oversized_arrival_is_dropped_itself() {
         let mut q = droptail(Limit::Bytes(1000), DropWhere::Front);
         offer(&mut q, pkt(1, 300));
-        assert_eq!(offer(&mut q, pkt(2, 1001)), (Verdict::Dropped(DropReason::Overflow), vec![]));
+        assert_eq!(
+            offer(&mut q, pkt(2, 1001)),
+            (Verdict::Dropped(DropReason::Overflow), vec![])
+        );
         assert_eq!(drain(&mut q), vec![1]);
     }
 
     #[test]
     fn test_zero_limit_rejected() {
-        let err = DropTail::new(DropTailParams { limit: Limit::Packets(0), drop: DropWhere::Tail }).unwrap_err();
+        let err = DropTail::new(DropTailParams {
+            limit: Limit::Packets(0),
+            drop: DropWhere::Tail,
+        })
+        .unwrap_err();
         assert_eq!(err.param, "limit");
     }
 }

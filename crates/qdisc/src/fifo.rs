@@ -28,9 +28,10 @@ impl Limit {
 
     pub fn validate(self) -> Result<(), ParamError> {
         match self {
-            Limit::Packets(0) | Limit::Bytes(0) => {
-                Err(ParamError::new("limit", "must be at least 1 packet or 1 byte (got 0)"))
-            }
+            Limit::Packets(0) | Limit::Bytes(0) => Err(ParamError::new(
+                "limit",
+                "must be at least 1 packet or 1 byte (got 0)",
+            )),
             _ => Ok(()),
         }
     }
@@ -74,7 +75,10 @@ impl Fifo {
 
     #[inline]
     pub fn backlog(&self) -> Backlog {
-        Backlog { pkts: self.queue.len() as u32, bytes: self.bytes }
+        Backlog {
+            pkts: self.queue.len() as u32,
+            bytes: self.bytes,
+        }
     }
 
     #[inline]

@@ -95,7 +95,10 @@ pub struct ParamError {
 
 impl ParamError {
     pub fn new(param: &'static str, message: impl Into<String>) -> ParamError {
-        ParamError { param, message: message.into() }
+        ParamError {
+            param,
+            message: message.into(),
+        }
     }
 }
 

@@ -77,6 +77,9 @@ mod test {
     fn test_streams_differ_by_name_and_seed() {
         assert_ne!(stream_seed(1, "a"), stream_seed(1, "b"));
         assert_ne!(stream_seed(1, "a"), stream_seed(2, "a"));
-        assert_eq!(stream_seed(7, "traffic[0].flow[3].gap"), stream_seed(7, "traffic[0].flow[3].gap"));
+        assert_eq!(
+            stream_seed(7, "traffic[0].flow[3].gap"),
+            stream_seed(7, "traffic[0].flow[3].gap")
+        );
     }
 }

@@ -44,7 +44,10 @@ fn main() -> ExitCode {
         }
     };
     println!("open-loop scenario, {duration_s} simulated s per run, best of {reps}, seed {SEED}");
-    println!("{:>5}  {:>12}  {:>9}  {:>12}  {:>14}", "load", "events", "wall_s", "Mevents/s", "sim_s/wall_s");
+    println!(
+        "{:>5}  {:>12}  {:>9}  {:>12}  {:>14}",
+        "load", "events", "wall_s", "Mevents/s", "sim_s/wall_s"
+    );
     for load in common::LOADS {
         let sc = common::openloop(load, duration_s);
         let mut best = f64::INFINITY;
@@ -56,7 +59,11 @@ fn main() -> ExitCode {
             best = best.min(wall.elapsed().as_secs_f64());
             events = sim.events();
         }
-        println!("{load:>5.1}  {events:>12}  {best:>9.3}  {:>12.2}  {:>14.0}", events as f64 / best / 1e6, duration_s as f64 / best);
+        println!(
+            "{load:>5.1}  {events:>12}  {best:>9.3}  {:>12.2}  {:>14.0}",
+            events as f64 / best / 1e6,
+            duration_s as f64 / best
+        );
     }
     ExitCode::SUCCESS
 }

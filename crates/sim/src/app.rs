@@ -15,16 +15,33 @@ use crate::scenario::SourceSpec;
 enum Gen {
     /// Packet k leaves at `start + k * size * 8 / rate`, computed from k so
     /// no rounding error accumulates.
-    Cbr { start: Time, k: u64, bits: f64, rate_bps: f64 },
+    Cbr {
+        start: Time,
+        k: u64,
+        bits: f64,
+        rate_bps: f64,
+    },
     /// ns-2's `random_ = 1`: each gap is the interval plus a uniform
     /// +-50% of it.
-    CbrJitter { interval_s: f64 },
-    Poisson { mean_gap_s: f64 },
-    Batch { gap: Dist, batch: Dist },
+    CbrJitter {
+        interval_s: f64,
+    },
+    Poisson {
+        mean_gap_s: f64,
+    },
+    Batch {
+        gap: Dist,
+        batch: Dist,
+    },
     /// ns-2's `Application/Traffic/Pareto` and `/Exponential`: a burst of
     /// `round(on / interval)` (at least 1) packets at the peak rate, then an
     /// idle period drawn from `off`, added to the next packet interval.
-    OnOff { interval_s: f64, on: Dist, off: Dist, remaining: u64 },
+    OnOff {
+        interval_s: f64,
+        on: Dist,
+        off: Dist,
+        remaining: u64,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -51,23 +68,67 @@ fn whole(x: f64) -> u64 {
 impl UdpSource {
     pub fn new(spec: &SourceSpec, stop: Time, rng_gap: Rng, rng_size: Rng) -> UdpSource {
         let (gen, size) = match spec {
-            SourceSpec::Cbr { rate_bps, size_bytes, jitter: false } => {
-                (Gen::Cbr { start: Time::ZERO, k: 0, bits: *size_bytes as f64 * 8.0, rate_bps: *rate_bps }, Size::Fixed(*size_bytes))
-            }
-            SourceSpec::Cbr { rate_bps, size_bytes, jitter: true } => {
-                (Gen::CbrJitter { interval_s: *size_bytes as f64 * 8.0 / rate_bps }, Size::Fixed(*size_bytes))
-            }
+            SourceSpec::Cbr {
+                rate_bps,
+                size_bytes,
+                jitter: false,
+            } => (
+                Gen::Cbr {
+                    start: Time::ZERO,
+                    k: 0,
+                    bits: *size_bytes as f64 * 8.0,
+                    rate_bps: *rate_bps,
+                },
+                Size::Fixed(*size_bytes),
+            ),
+            SourceSpec::Cbr {
+                rate_bps,
+                size_bytes,
+                jitter: true,
+            } => (
+                Gen::CbrJitter {
+                    interval_s: *size_bytes as f64 * 8.0 / rate_bps,
+                },
+                Size::Fixed(*size_bytes),
+            ),
             SourceSpec::Poisson { rate_bps, size } => {
                 let mean_size = size.mean().expect("validated: finite mean size");
-                (Gen::Poisson { mean_gap_s: mean_size * 8.0 / rate_bps }, Size::Drawn(size.clone()))
+                (
+                    Gen::Poisson {
+                        mean_gap_s: mean_size * 8.0 / rate_bps,
+                    },
+                    Size::Drawn(size.clone()),
+                )
             }
-            SourceSpec::Batch { gap, batch, size } => (Gen::Batch { gap: gap.clone(), batch: batch.clone() }, Size::Drawn(size.clone())),
-            SourceSpec::OnOff { rate_bps, size_bytes, on, off } => (
-                Gen::OnOff { interval_s: *size_bytes as f64 * 8.0 / rate_bps, on: on.clone(), off: off.clone(), remaining: 0 },
+            SourceSpec::Batch { gap, batch, size } => (
+                Gen::Batch {
+                    gap: gap.clone(),
+                    batch: batch.clone(),
+                },
+                Size::Drawn(size.clone()),
+            ),
+            SourceSpec::OnOff {
+                rate_bps,
+                size_bytes,
+                on,
+                off,
+            } => (
+                Gen::OnOff {
+                    interval_s: *size_bytes as f64 * 8.0 / rate_bps,
+                    on: on.clone(),
+                    off: off.clone(),
+                    remaining: 0,
+                },
                 Size::Fixed(*size_bytes),
             ),
         };
-        UdpSource { gen, size, stop, rng_gap, rng_size }
+        UdpSource {
+            gen,
+            size,
+            stop,
+            rng_gap,
+            rng_size,
+        }
     }
 
     /// When the first emission happens, for a flow starting at `start`.
@@ -94,7 +155,12 @@ impl UdpSource {
             _ => 1,
         };
         let next = match &mut self.gen {
-            Gen::Cbr { start, k, bits, rate_bps } => {
+            Gen::Cbr {
+                start,
+                k,
+                bits,
+                rate_bps,
+            } => {
                 *k += 1;
                 *start + Duration((*k as f64 * *bits * 1e9 / *rate_bps).round() as u64)
             }
@@ -107,10 +173,17 @@ impl UdpSource {
         let r = &mut self.rng_gap;
         let s = match &mut self.gen {
             Gen::Cbr { .. } => unreachable!("CBR times are computed from the packet index"),
-            Gen::CbrJitter { interval_s } => *interval_s * (1.0 + (aqmlab_qdisc::rng::uniform(r) - 0.5)),
+            Gen::CbrJitter { interval_s } => {
+                *interval_s * (1.0 + (aqmlab_qdisc::rng::uniform(r) - 0.5))
+            }
             Gen::Poisson { mean_gap_s } => -*mean_gap_s * aqmlab_qdisc::rng::uniform_open0(r).ln(),
             Gen::Batch { gap, .. } => gap.sample(r),
-            Gen::OnOff { interval_s, on, off, remaining } => {
+            Gen::OnOff {
+                interval_s,
+                on,
+                off,
+                remaining,
+            } => {
                 let mut t = *interval_s;
                 if *remaining == 0 {
                     *remaining = whole(on.sample(r) / *interval_s);
@@ -139,13 +212,22 @@ mod test {
     use aqmlab_qdisc::rng;
 
     fn source(spec: SourceSpec) -> UdpSource {
-        UdpSource::new(&spec, Time::MAX, rng::stream(1, "gap"), rng::stream(1, "size"))
+        UdpSource::new(
+            &spec,
+            Time::MAX,
+            rng::stream(1, "gap"),
+            rng::stream(1, "size"),
+        )
     }
 
     #[test]
     fn test_cbr_times_are_exact_multiples() {
         // 573 B at 250 kb/s: 18.336 ms between packets.
-        let mut s = source(SourceSpec::Cbr { rate_bps: 250e3, size_bytes: 573, jitter: false });
+        let mut s = source(SourceSpec::Cbr {
+            rate_bps: 250e3,
+            size_bytes: 573,
+            jitter: false,
+        });
         let mut t = s.first(Time::from_millis(5)).unwrap();
         for k in 1..=100_000u64 {
             t = s.fire(t).1.unwrap();
@@ -159,20 +241,32 @@ mod test {
         // apart, the first of each burst after interval + 1 s.
         let on = Dist::Constant(0.05);
         let off = Dist::Constant(1.0);
-        let mut s = source(SourceSpec::OnOff { rate_bps: 80_000.0, size_bytes: 100, on, off });
+        let mut s = source(SourceSpec::OnOff {
+            rate_bps: 80_000.0,
+            size_bytes: 100,
+            on,
+            off,
+        });
         let mut times = vec![s.first(Time::ZERO).unwrap()];
         for _ in 0..9 {
             let now = *times.last().unwrap();
             times.push(s.fire(now).1.unwrap());
         }
         let ms: Vec<u64> = times.iter().map(|t| t.0 / 1_000_000).collect();
-        assert_eq!(ms, vec![1010, 1020, 1030, 1040, 1050, 2060, 2070, 2080, 2090, 2100]);
+        assert_eq!(
+            ms,
+            vec![1010, 1020, 1030, 1040, 1050, 2060, 2070, 2080, 2090, 2100]
+        );
     }
 
     #[test]
     fn test_stop_time_ends_source() {
         let mut s = UdpSource::new(
-            &SourceSpec::Cbr { rate_bps: 8000.0, size_bytes: 100, jitter: false },
+            &SourceSpec::Cbr {
+                rate_bps: 8000.0,
+                size_bytes: 100,
+                jitter: false,
+            },
             Time::from_millis(250),
             rng::stream(1, "gap"),
             rng::stream(1, "size"),

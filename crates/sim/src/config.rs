@@ -44,7 +44,10 @@ pub struct Cx {
 
 impl Cx {
     pub fn err(&mut self, path: &str, message: impl Into<String>) {
-        self.errors.push(ConfigError { path: path.to_string(), message: message.into() });
+        self.errors.push(ConfigError {
+            path: path.to_string(),
+            message: message.into(),
+        });
     }
 }
 
@@ -82,7 +85,12 @@ impl<'v> Table<'v> {
     /// Starts reading `value` as a table; an error if it is not one.
     pub fn new(cx: &mut Cx, value: &'v Value, path: &str) -> Option<Table<'v>> {
         match value {
-            Value::Object(map) => Some(Table { path: path.to_string(), map, declared: Vec::new(), missing: Vec::new() }),
+            Value::Object(map) => Some(Table {
+                path: path.to_string(),
+                map,
+                declared: Vec::new(),
+                missing: Vec::new(),
+            }),
             other => {
                 cx.err(path, format!("expected a table, got {}", show(other)));
                 None
@@ -106,7 +114,12 @@ impl<'v> Table<'v> {
 
     /// Reads an optional key with `parse`; a parse error is recorded and
     /// gives `None`, like an absent key.
-    pub fn opt<T>(&mut self, cx: &mut Cx, key: &'static str, parse: impl FnOnce(&Value) -> Result<T, String>) -> Option<T> {
+    pub fn opt<T>(
+        &mut self,
+        cx: &mut Cx,
+        key: &'static str,
+        parse: impl FnOnce(&Value) -> Result<T, String>,
+    ) -> Option<T> {
         let v = self.raw(key)?;
         match parse(v) {
             Ok(t) => Some(t),
@@ -118,7 +131,13 @@ impl<'v> Table<'v> {
     }
 
     /// Reads a required key; its absence is an error.
-    pub fn req<T>(&mut self, cx: &mut Cx, key: &'static str, what: &str, parse: impl FnOnce(&Value) -> Result<T, String>) -> Option<T> {
+    pub fn req<T>(
+        &mut self,
+        cx: &mut Cx,
+        key: &'static str,
+        what: &str,
+        parse: impl FnOnce(&Value) -> Result<T, String>,
+    ) -> Option<T> {
         if !self.has(key) {
             self.report_missing(cx, key, what);
             return None;
@@ -145,10 +164,15 @@ impl<'v> Table<'v> {
                 continue;
             }
             let guess = nearest(key, &allowed);
-            let hint = guess.map(|s| format!("; did you mean \"{s}\"?")).unwrap_or_default();
+            let hint = guess
+                .map(|s| format!("; did you mean \"{s}\"?"))
+                .unwrap_or_default();
             let error = ConfigError {
                 path: self.key_path(key),
-                message: format!("unknown key \"{key}\"{hint} (allowed here: {})", allowed.join(", ")),
+                message: format!(
+                    "unknown key \"{key}\"{hint} (allowed here: {})",
+                    allowed.join(", ")
+                ),
             };
             match guess.and_then(|g| self.missing.iter().find(|(m, _)| *m == g)) {
                 Some(&(_, i)) => cx.errors[i] = error,
@@ -161,7 +185,10 @@ impl<'v> Table<'v> {
 /// The allowed word closest to `word` by edit distance, if close enough to
 /// be a likely misspelling.
 pub fn nearest<'a>(word: &str, allowed: &[&'a str]) -> Option<&'a str> {
-    let (best, d) = allowed.iter().map(|a| (*a, edit_distance(word, a))).min_by_key(|&(_, d)| d)?;
+    let (best, d) = allowed
+        .iter()
+        .map(|a| (*a, edit_distance(word, a)))
+        .min_by_key(|&(_, d)| d)?;
     (d <= 2.max(word.len() / 3)).then_some(best)
 }
 
@@ -171,7 +198,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, ca) in a.chars().enumerate() {
         let mut cur = vec![i + 1; b.len() + 1];
         for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
         }
         prev = cur;
     }
@@ -182,11 +211,14 @@ fn edit_distance(a: &str, b: &str) -> usize {
 // Scalars
 
 pub fn parse_str(v: &Value) -> Result<String, String> {
-    v.as_str().map(str::to_string).ok_or_else(|| format!("expected a string, got {}", show(v)))
+    v.as_str()
+        .map(str::to_string)
+        .ok_or_else(|| format!("expected a string, got {}", show(v)))
 }
 
 pub fn parse_bool(v: &Value) -> Result<bool, String> {
-    v.as_bool().ok_or_else(|| format!("expected true or false, got {}", show(v)))
+    v.as_bool()
+        .ok_or_else(|| format!("expected true or false, got {}", show(v)))
 }
 
 /// A whole number at least `min`.
@@ -204,21 +236,35 @@ pub fn parse_count(v: &Value, min: u64) -> Result<u64, String> {
 pub fn parse_real_in(v: &Value, lo: f64, hi: f64) -> Result<f64, String> {
     match v.as_f64() {
         Some(x) if x >= lo && x <= hi => Ok(x),
-        _ => Err(format!("expected a number in [{lo}, {hi}], got {}", show(v))),
+        _ => Err(format!(
+            "expected a number in [{lo}, {hi}], got {}",
+            show(v)
+        )),
     }
 }
 
 /// One of a fixed set of words.
 pub fn parse_choice<'a>(v: &Value, allowed: &[&'a str]) -> Result<&'a str, String> {
-    let s = v.as_str().ok_or_else(|| format!("expected one of {}, got {}", quoted(allowed), show(v)))?;
+    let s = v
+        .as_str()
+        .ok_or_else(|| format!("expected one of {}, got {}", quoted(allowed), show(v)))?;
     allowed.iter().copied().find(|a| *a == s).ok_or_else(|| {
-        let hint = nearest(s, allowed).map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default();
-        format!("\"{s}\" is not allowed; expected one of {}{hint}", quoted(allowed))
+        let hint = nearest(s, allowed)
+            .map(|n| format!("; did you mean \"{n}\"?"))
+            .unwrap_or_default();
+        format!(
+            "\"{s}\" is not allowed; expected one of {}{hint}",
+            quoted(allowed)
+        )
     })
 }
 
 pub fn quoted(words: &[&str]) -> String {
-    words.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(", ")
+    words
+        .iter()
+        .map(|w| format!("\"{w}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 // ---------------------------------------------------------------------------
@@ -230,7 +276,15 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
     let end = s
         .char_indices()
-        .find(|&(i, c)| !(c.is_ascii_digit() || c == '.' || c == '_' || ((c == '-' || c == '+') && i == 0) || ((c == 'e' || c == 'E') && i > 0 && s[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-'))))
+        .find(|&(i, c)| {
+            !(c.is_ascii_digit()
+                || c == '.'
+                || c == '_'
+                || ((c == '-' || c == '+') && i == 0)
+                || ((c == 'e' || c == 'E')
+                    && i > 0
+                    && s[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-')))
+        })
         .map(|(i, _)| i)
         .unwrap_or(s.len());
     let number: String = s[..end].chars().filter(|&c| c != '_').collect();
@@ -238,33 +292,67 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
     Some((x, s[end..].trim()))
 }
 
-fn unit_quantity(v: &Value, kind: &str, example: &str, units: &[(&str, f64)]) -> Result<f64, String> {
+fn unit_quantity(
+    v: &Value,
+    kind: &str,
+    example: &str,
+    units: &[(&str, f64)],
+) -> Result<f64, String> {
     let names: Vec<&str> = units.iter().map(|(u, _)| *u).collect();
-    let expected = format!("a {kind} as a string with a unit ({}), e.g. \"{example}\"", names.join(", "));
+    let expected = format!(
+        "a {kind} as a string with a unit ({}), e.g. \"{example}\"",
+        names.join(", ")
+    );
     let s = match v {
         Value::String(s) => s,
         Value::Number(_) => return Err(format!("expected {expected}, got the bare number {v}")),
         other => return Err(format!("expected {expected}, got {}", show(other))),
     };
     let (x, unit) = split_number(s).ok_or_else(|| format!("\"{s}\" is not {expected}"))?;
-    let scale = units.iter().find(|(u, _)| *u == unit).map(|(_, k)| *k).ok_or_else(|| {
-        if unit.is_empty() {
-            format!("\"{s}\" has no unit; expected {expected}")
-        } else {
-            let hint = nearest(unit, &names).map(|n| format!("; did you mean \"{n}\"?")).unwrap_or_default();
-            format!("\"{s}\" has unknown unit \"{unit}\"; expected {expected}{hint}")
-        }
-    })?;
+    let scale = units
+        .iter()
+        .find(|(u, _)| *u == unit)
+        .map(|(_, k)| *k)
+        .ok_or_else(|| {
+            if unit.is_empty() {
+                format!("\"{s}\" has no unit; expected {expected}")
+            } else {
+                let hint = nearest(unit, &names)
+                    .map(|n| format!("; did you mean \"{n}\"?"))
+                    .unwrap_or_default();
+                format!("\"{s}\" has unknown unit \"{unit}\"; expected {expected}{hint}")
+            }
+        })?;
     if !x.is_finite() || x < 0.0 {
         return Err(format!("\"{s}\" must not be negative"));
     }
     Ok(x * scale)
 }
 
-const TIME_UNITS: &[(&str, f64)] = &[("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9), ("min", 60e9)];
-const RATE_UNITS: &[(&str, f64)] = &[("bps", 1.0), ("kbps", 1e3), ("Kbps", 1e3), ("Mbps", 1e6), ("Gbps", 1e9)];
-const SIZE_UNITS: &[(&str, f64)] =
-    &[("B", 1.0), ("KB", 1e3), ("kB", 1e3), ("MB", 1e6), ("GB", 1e9), ("KiB", 1024.0), ("MiB", 1048576.0), ("GiB", 1073741824.0)];
+const TIME_UNITS: &[(&str, f64)] = &[
+    ("ns", 1.0),
+    ("us", 1e3),
+    ("ms", 1e6),
+    ("s", 1e9),
+    ("min", 60e9),
+];
+const RATE_UNITS: &[(&str, f64)] = &[
+    ("bps", 1.0),
+    ("kbps", 1e3),
+    ("Kbps", 1e3),
+    ("Mbps", 1e6),
+    ("Gbps", 1e9),
+];
+const SIZE_UNITS: &[(&str, f64)] = &[
+    ("B", 1.0),
+    ("KB", 1e3),
+    ("kB", 1e3),
+    ("MB", 1e6),
+    ("GB", 1e9),
+    ("KiB", 1024.0),
+    ("MiB", 1048576.0),
+    ("GiB", 1073741824.0),
+];
 
 /// A time such as `"20ms"`, in nanoseconds (rounded).
 pub fn parse_duration(v: &Value) -> Result<Duration, String> {
@@ -294,29 +382,40 @@ pub fn parse_bytes_f64(v: &Value) -> Result<f64, String> {
 pub fn parse_packet_size(v: &Value) -> Result<u32, String> {
     let b = parse_bytes_f64(v)?;
     if b < 1.0 || b.fract() != 0.0 || b > u32::MAX as f64 {
-        return Err(format!("{} must be a whole number of bytes, at least 1B", show(v)));
+        return Err(format!(
+            "{} must be a whole number of bytes, at least 1B",
+            show(v)
+        ));
     }
     Ok(b as u32)
 }
 
 /// A buffer limit: `"300pkt"`, a size in bytes, or `"inf"`.
 pub fn parse_limit(v: &Value) -> Result<Limit, String> {
-    const EXPECTED: &str = "a buffer limit in packets (\"300pkt\"), in bytes (\"450000B\", \"450KB\") or \"inf\"";
-    let s = v.as_str().ok_or_else(|| format!("expected {EXPECTED}, got {}", show(v)))?;
+    const EXPECTED: &str =
+        "a buffer limit in packets (\"300pkt\"), in bytes (\"450000B\", \"450KB\") or \"inf\"";
+    let s = v
+        .as_str()
+        .ok_or_else(|| format!("expected {EXPECTED}, got {}", show(v)))?;
     if s.trim() == "inf" {
         return Ok(Limit::Unlimited);
     }
     if let Some((x, unit)) = split_number(s) {
         if unit == "pkt" || unit == "pkts" || unit == "p" {
             if x < 1.0 || x.fract() != 0.0 || x > u32::MAX as f64 {
-                return Err(format!("\"{s}\" must be a whole number of packets, at least 1"));
+                return Err(format!(
+                    "\"{s}\" must be a whole number of packets, at least 1"
+                ));
             }
             return Ok(Limit::Packets(x as u32));
         }
     }
-    let b = unit_quantity(v, "size", "450000B", SIZE_UNITS).map_err(|_| format!("\"{s}\" is not {EXPECTED}"))?;
+    let b = unit_quantity(v, "size", "450000B", SIZE_UNITS)
+        .map_err(|_| format!("\"{s}\" is not {EXPECTED}"))?;
     if b < 1.0 || b.fract() != 0.0 {
-        return Err(format!("\"{s}\" must be a whole number of bytes, at least 1B"));
+        return Err(format!(
+            "\"{s}\" must be a whole number of bytes, at least 1B"
+        ));
     }
     Ok(Limit::Bytes(b as u64))
 }
@@ -330,7 +429,10 @@ mod test {
     fn test_units_parse_to_base_units() {
         assert_eq!(parse_duration(&json!("20ms")), Ok(Duration(20_000_000)));
         assert_eq!(parse_duration(&json!("0.1ms")), Ok(Duration(100_000)));
-        assert_eq!(parse_duration(&json!("2min")), Ok(Duration(120_000_000_000)));
+        assert_eq!(
+            parse_duration(&json!("2min")),
+            Ok(Duration(120_000_000_000))
+        );
         assert_eq!(parse_rate(&json!("10Mbps")), Ok(10e6));
         assert_eq!(parse_rate(&json!("250kbps")), Ok(250e3));
         assert_eq!(parse_bytes_f64(&json!("2.3KB")), Ok(2300.0));
@@ -343,7 +445,10 @@ mod test {
     #[test]
     fn test_unit_errors_name_value_and_allowed() {
         let e = parse_rate(&json!("10Mbs")).unwrap_err();
-        assert!(e.contains("\"10Mbs\"") && e.contains("Mbps") && e.contains("did you mean"), "{e}");
+        assert!(
+            e.contains("\"10Mbs\"") && e.contains("Mbps") && e.contains("did you mean"),
+            "{e}"
+        );
         let e = parse_rate(&json!("-5Mbps")).unwrap_err();
         assert!(e.contains("negative"), "{e}");
         let e = parse_duration(&json!(5)).unwrap_err();
@@ -362,7 +467,11 @@ mod test {
         t.finish(&mut cx);
         assert_eq!(cx.errors.len(), 1);
         assert_eq!(cx.errors[0].path, "topology.bottlenek");
-        assert!(cx.errors[0].message.contains("did you mean \"bottleneck\""), "{}", cx.errors[0].message);
+        assert!(
+            cx.errors[0].message.contains("did you mean \"bottleneck\""),
+            "{}",
+            cx.errors[0].message
+        );
     }
 
     #[test]

@@ -60,17 +60,38 @@ impl Quantity {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Dist {
     Constant(f64),
-    Exponential { mean: f64 },
+    Exponential {
+        mean: f64,
+    },
     /// Pareto type I with scale (minimum) `k`.
-    Pareto { shape: f64, scale: f64 },
+    Pareto {
+        shape: f64,
+        scale: f64,
+    },
     /// Pareto type II (Lomax) with scale `lambda`.
-    Pareto2 { shape: f64, scale: f64 },
-    Uniform { min: f64, max: f64 },
+    Pareto2 {
+        shape: f64,
+        scale: f64,
+    },
+    Uniform {
+        min: f64,
+        max: f64,
+    },
     /// exp(N(mu, sigma^2)).
-    LogNormal { mu: f64, sigma: f64 },
+    LogNormal {
+        mu: f64,
+        sigma: f64,
+    },
 }
 
-pub const DIST_NAMES: &[&str] = &["constant", "exponential", "pareto", "pareto2", "uniform", "lognormal"];
+pub const DIST_NAMES: &[&str] = &[
+    "constant",
+    "exponential",
+    "pareto",
+    "pareto2",
+    "uniform",
+    "lognormal",
+];
 
 impl Dist {
     /// One sample from the stream `rng`.
@@ -80,7 +101,9 @@ impl Dist {
             Dist::Constant(v) => v,
             Dist::Exponential { mean } => -mean * rng::uniform_open0(rng).ln(),
             Dist::Pareto { shape, scale } => scale * rng::uniform_open0(rng).powf(-1.0 / shape),
-            Dist::Pareto2 { shape, scale } => scale * (rng::uniform_open0(rng).powf(-1.0 / shape) - 1.0),
+            Dist::Pareto2 { shape, scale } => {
+                scale * (rng::uniform_open0(rng).powf(-1.0 / shape) - 1.0)
+            }
             Dist::Uniform { min, max } => min + (max - min) * rng::uniform(rng),
             Dist::LogNormal { mu, sigma } => {
                 let z: f64 = StandardNormal.sample(rng);
@@ -106,11 +129,21 @@ impl Dist {
         let u = q.unit_suffix();
         match *self {
             Dist::Constant(v) => json!({ "dist": "constant", format!("value{u}"): v }),
-            Dist::Exponential { mean } => json!({ "dist": "exponential", format!("mean{u}"): mean }),
-            Dist::Pareto { shape, scale } => json!({ "dist": "pareto", "shape": shape, format!("scale{u}"): scale }),
-            Dist::Pareto2 { shape, scale } => json!({ "dist": "pareto2", "shape": shape, format!("scale{u}"): scale }),
-            Dist::Uniform { min, max } => json!({ "dist": "uniform", format!("min{u}"): min, format!("max{u}"): max }),
-            Dist::LogNormal { mu, sigma } => json!({ "dist": "lognormal", "mu": mu, "sigma": sigma }),
+            Dist::Exponential { mean } => {
+                json!({ "dist": "exponential", format!("mean{u}"): mean })
+            }
+            Dist::Pareto { shape, scale } => {
+                json!({ "dist": "pareto", "shape": shape, format!("scale{u}"): scale })
+            }
+            Dist::Pareto2 { shape, scale } => {
+                json!({ "dist": "pareto2", "shape": shape, format!("scale{u}"): scale })
+            }
+            Dist::Uniform { min, max } => {
+                json!({ "dist": "uniform", format!("min{u}"): min, format!("max{u}"): max })
+            }
+            Dist::LogNormal { mu, sigma } => {
+                json!({ "dist": "lognormal", "mu": mu, "sigma": sigma })
+            }
         }
     }
 
@@ -127,71 +160,101 @@ impl Dist {
             };
         }
         let mut t = Table::new(cx, v, path)?;
-        let kind = t.req(cx, "dist", &format!("one of {}", config::quoted(DIST_NAMES)), |v| config::parse_choice(v, DIST_NAMES))?;
-        let positive = |x: f64| if x > 0.0 { Ok(x) } else { Err(format!("must be positive, got {x}")) };
-        let shape = |t: &mut Table, cx: &mut Cx| t.req(cx, "shape", "a positive number", |v| parse_real_in(v, f64::MIN_POSITIVE, f64::MAX));
-        let d = match kind {
-            "constant" => Dist::Constant(t.req(cx, "value", "the constant value", |v| q.parse(v))?),
-            "exponential" => Dist::Exponential { mean: t.req(cx, "mean", "the mean", |v| q.parse(v).and_then(positive))? },
-            "pareto" | "pareto2" => {
-                let a = shape(&mut t, cx);
-                let scale = t.opt(cx, "scale", |v| q.parse(v).and_then(positive));
-                let mean = t.opt(cx, "mean", |v| q.parse(v).and_then(positive));
-                let a = a?;
-                let scale = match (scale, mean) {
-                    (Some(s), None) => s,
-                    (None, Some(m)) if a > 1.0 => {
-                        if kind == "pareto" {
-                            m * (a - 1.0) / a
-                        } else {
-                            m * (a - 1.0)
-                        }
-                    }
-                    (None, Some(_)) => {
-                        cx.err(&t.key_path("mean"), format!("a Pareto distribution with shape {a} <= 1 has no finite mean; give \"scale\" instead"));
-                        return None;
-                    }
-                    _ => {
-                        cx.err(&t.path, "give exactly one of \"scale\" and \"mean\"");
-                        return None;
-                    }
-                };
-                if kind == "pareto" {
-                    Dist::Pareto { shape: a, scale }
+        let kind = t.req(
+            cx,
+            "dist",
+            &format!("one of {}", config::quoted(DIST_NAMES)),
+            |v| config::parse_choice(v, DIST_NAMES),
+        );
+        // Read apart so that the table is finished (unknown keys reported)
+        // whatever goes wrong in it.
+        let d = (|| -> Option<Dist> {
+            let kind = kind?;
+            let positive = |x: f64| {
+                if x > 0.0 {
+                    Ok(x)
                 } else {
-                    Dist::Pareto2 { shape: a, scale }
+                    Err(format!("must be positive, got {x}"))
                 }
-            }
-            "uniform" => {
-                let min = t.req(cx, "min", "the lower bound", |v| q.parse(v));
-                let max = t.req(cx, "max", "the upper bound", |v| q.parse(v));
-                let (min, max) = (min?, max?);
-                if min > max {
-                    cx.err(&t.key_path("max"), format!("must be at least min ({min}), got {max}"));
-                    return None;
+            };
+            let shape = |t: &mut Table, cx: &mut Cx| -> Option<f64> {
+                t.req(cx, "shape", "a positive number", |v| {
+                    parse_real_in(v, f64::MIN_POSITIVE, f64::MAX)
+                })
+            };
+            let d = match kind {
+                "constant" => {
+                    Dist::Constant(t.req(cx, "value", "the constant value", |v| q.parse(v))?)
                 }
-                Dist::Uniform { min, max }
-            }
-            "lognormal" => {
-                // Either the parameters of ln X (mu, sigma) or the mean of X and sigma.
-                let sigma = t.req(cx, "sigma", "the standard deviation of ln X", |v| parse_real_in(v, 0.0, f64::MAX));
-                let mu = t.opt(cx, "mu", |v| parse_real_in(v, f64::MIN, f64::MAX));
-                let mean = t.opt(cx, "mean", |v| q.parse(v).and_then(positive));
-                let sigma = sigma?;
-                let mu = match (mu, mean) {
-                    (Some(mu), None) => mu,
-                    (None, Some(m)) => m.ln() - sigma * sigma / 2.0,
-                    _ => {
-                        cx.err(&t.path, "give exactly one of \"mu\" (mean of ln X) and \"mean\" (mean of X)");
+                "exponential" => Dist::Exponential {
+                    mean: t.req(cx, "mean", "the mean", |v| q.parse(v).and_then(positive))?,
+                },
+                "pareto" | "pareto2" => {
+                    let a = shape(&mut t, cx);
+                    let scale = t.opt(cx, "scale", |v| q.parse(v).and_then(positive));
+                    let mean = t.opt(cx, "mean", |v| q.parse(v).and_then(positive));
+                    let a = a?;
+                    let scale = match (scale, mean) {
+                        (Some(s), None) => s,
+                        (None, Some(m)) if a > 1.0 => {
+                            if kind == "pareto" {
+                                m * (a - 1.0) / a
+                            } else {
+                                m * (a - 1.0)
+                            }
+                        }
+                        (None, Some(_)) => {
+                            cx.err(&t.key_path("mean"), format!("a Pareto distribution with shape {a} <= 1 has no finite mean; give \"scale\" instead"));
+                            return None;
+                        }
+                        _ => {
+                            cx.err(&t.path, "give exactly one of \"scale\" and \"mean\"");
+                            return None;
+                        }
+                    };
+                    if kind == "pareto" {
+                        Dist::Pareto { shape: a, scale }
+                    } else {
+                        Dist::Pareto2 { shape: a, scale }
+                    }
+                }
+                "uniform" => {
+                    let min = t.req(cx, "min", "the lower bound", |v| q.parse(v));
+                    let max = t.req(cx, "max", "the upper bound", |v| q.parse(v));
+                    let (min, max) = (min?, max?);
+                    if min > max {
+                        cx.err(
+                            &t.key_path("max"),
+                            format!("must be at least min ({min}), got {max}"),
+                        );
                         return None;
                     }
-                };
-                Dist::LogNormal { mu, sigma }
-            }
-            _ => unreachable!("parse_choice admits only DIST_NAMES"),
-        };
+                    Dist::Uniform { min, max }
+                }
+                "lognormal" => {
+                    // Either the parameters of ln X (mu, sigma) or the mean of X and sigma.
+                    let sigma = t.req(cx, "sigma", "the standard deviation of ln X", |v| {
+                        parse_real_in(v, 0.0, f64::MAX)
+                    });
+                    let mu = t.opt(cx, "mu", |v| parse_real_in(v, f64::MIN, f64::MAX));
+                    let mean = t.opt(cx, "mean", |v| q.parse(v).and_then(positive));
+                    let sigma = sigma?;
+                    let mu = match (mu, mean) {
+                        (Some(mu), None) => mu,
+                        (None, Some(m)) => m.ln() - sigma * sigma / 2.0,
+                        _ => {
+                            cx.err(&t.path, "give exactly one of \"mu\" (mean of ln X) and \"mean\" (mean of X)");
+                            return None;
+                        }
+                    };
+                    Dist::LogNormal { mu, sigma }
+                }
+                _ => unreachable!("parse_choice admits only DIST_NAMES"),
+            };
+            Some(d)
+        })();
         t.finish(cx);
-        Some(d)
+        d
     }
 }
 
@@ -215,28 +278,46 @@ mod test {
     #[test]
     fn test_pareto_mean_matches_reference_vector() {
         // tcp-traffic-models.md section 6 vector 3: K = 2.3 KB, a = 1.3 -> mean 9.9667 KB.
-        let d = parse_ok(json!({"dist": "pareto", "shape": 1.3, "scale": "2.3KB"}), Quantity::Bytes);
+        let d = parse_ok(
+            json!({"dist": "pareto", "shape": 1.3, "scale": "2.3KB"}),
+            Quantity::Bytes,
+        );
         assert!((d.mean().unwrap() - 9966.666_666).abs() < 1e-3);
         // The same given by its mean gives back K.
-        let d = parse_ok(json!({"dist": "pareto", "shape": 1.3, "mean": "9966.6666666667B"}), Quantity::Bytes);
+        let d = parse_ok(
+            json!({"dist": "pareto", "shape": 1.3, "mean": "9966.6666666667B"}),
+            Quantity::Bytes,
+        );
         assert!(matches!(d, Dist::Pareto { scale, .. } if (scale - 2300.0).abs() < 1e-6));
     }
 
     #[test]
     fn test_pareto2_scale_from_mean() {
         // ParetoII avg 12, shape 1.2: lambda = 2.4 (vector 3).
-        let d = parse_ok(json!({"dist": "pareto2", "shape": 1.2, "mean": 12}), Quantity::Count);
+        let d = parse_ok(
+            json!({"dist": "pareto2", "shape": 1.2, "mean": 12}),
+            Quantity::Count,
+        );
         assert!(matches!(d, Dist::Pareto2 { scale, .. } if (scale - 2.4).abs() < 1e-12));
     }
 
     #[test]
     fn test_sample_means_converge() {
         // Standard error of an exponential mean over 1e6 samples is 0.1%; 1% is 10 sigma.
-        let d = parse_ok(json!({"dist": "exponential", "mean": "10ms"}), Quantity::Time);
+        let d = parse_ok(
+            json!({"dist": "exponential", "mean": "10ms"}),
+            Quantity::Time,
+        );
         assert!((sample_mean(&d, 1_000_000) / 0.010 - 1.0).abs() < 0.01);
-        let d = parse_ok(json!({"dist": "uniform", "min": "1400B", "max": "1628B"}), Quantity::Bytes);
+        let d = parse_ok(
+            json!({"dist": "uniform", "min": "1400B", "max": "1628B"}),
+            Quantity::Bytes,
+        );
         assert!((sample_mean(&d, 1_000_000) - 1514.0).abs() < 1.0);
-        let d = parse_ok(json!({"dist": "lognormal", "mean": "1s", "sigma": 0.5}), Quantity::Time);
+        let d = parse_ok(
+            json!({"dist": "lognormal", "mean": "1s", "sigma": 0.5}),
+            Quantity::Time,
+        );
         assert!((sample_mean(&d, 1_000_000) - 1.0).abs() < 0.01);
     }
 
@@ -245,8 +326,17 @@ mod test {
         assert_eq!(parse_ok(json!("1s"), Quantity::Time), Dist::Constant(1.0));
         assert_eq!(parse_ok(json!(3), Quantity::Count), Dist::Constant(3.0));
         let mut cx = Cx::default();
-        assert!(Dist::parse(&mut cx, &json!({"dist": "expo", "mean": "1s"}), "traffic[0].gap", Quantity::Time).is_none());
+        assert!(Dist::parse(
+            &mut cx,
+            &json!({"dist": "expo", "mean": "1s"}),
+            "traffic[0].gap",
+            Quantity::Time
+        )
+        .is_none());
         assert_eq!(cx.errors[0].path, "traffic[0].gap.dist");
-        assert!(cx.errors[0].message.contains("\"expo\"") && cx.errors[0].message.contains("exponential"));
+        assert!(
+            cx.errors[0].message.contains("\"expo\"")
+                && cx.errors[0].message.contains("exponential")
+        );
     }
 }

@@ -328,8 +328,14 @@ impl QueueMonitor {
         let mean = self.area as f64 / w_ns;
         let var = self.area2 as f64 / w_ns - mean * mean;
         let (run_mean, run_var) = self.runs.moments();
-        let hist: Map<String, Value> =
-            self.runs.hist.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| ((i + 1).to_string(), json!(c))).collect();
+        let hist: Map<String, Value> = self
+            .runs
+            .hist
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| ((i + 1).to_string(), json!(c)))
+            .collect();
         let by_class: Map<String, Value> = self
             .classes
             .iter()
@@ -351,16 +357,25 @@ impl QueueMonitor {
         m.insert("departures".into(), json!(self.departures));
         m.insert("drops".into(), json!(drops));
         for r in DropReason::ALL {
-            m.insert(format!("drops_{}", r.as_str()), json!(self.drops[r.index()]));
+            m.insert(
+                format!("drops_{}", r.as_str()),
+                json!(self.drops[r.index()]),
+            );
         }
         m.insert("marks".into(), json!(self.marks));
-        m.insert("loss_rate".into(), num(ratio(drops as f64, self.arrivals as f64)));
+        m.insert(
+            "loss_rate".into(),
+            num(ratio(drops as f64, self.arrivals as f64)),
+        );
         m.insert("qdelay_mean_s".into(), num(self.sojourn.mean()));
         m.insert("qdelay_std_s".into(), num(self.sojourn.std()));
         m.insert("qlen_mean_pkts".into(), num(mean));
         m.insert("qlen_var_pkts".into(), num(var.max(0.0)));
         m.insert("utilization".into(), num(self.busy_ns as f64 / w_ns));
-        m.insert("consecutive_loss".into(), json!({ "mean": num(run_mean), "var": num(run_var), "hist": hist }));
+        m.insert(
+            "consecutive_loss".into(),
+            json!({ "mean": num(run_mean), "var": num(run_var), "hist": hist }),
+        );
         m.insert("by_class".into(), Value::Object(by_class));
         m
     }
@@ -382,7 +397,10 @@ mod test {
     use super::*;
 
     fn window() -> Window {
-        Window { start: Time(0), end: Time(100) }
+        Window {
+            start: Time(0),
+            end: Time(100),
+        }
     }
 
     #[test]
@@ -434,7 +452,10 @@ mod test {
 
     #[test]
     fn test_window_clips_integrals_and_counts() {
-        let w = Window { start: Time(50), end: Time(100) };
+        let w = Window {
+            start: Time(50),
+            end: Time(100),
+        };
         let mut m = QueueMonitor::new(w, 1);
         m.arrival(Time(10), 0, false, false);
         m.backlog(Time(10), 4);
@@ -450,6 +471,13 @@ mod test {
         // 4 packets over the 50 ns window; busy from 50 to 70 of 50 ns.
         assert_eq!(s["qlen_mean_pkts"], 4.0);
         assert_eq!(s["utilization"], 0.4);
-        assert_eq!(m.totals, Totals { arrivals: 2, departures: 1, drops: 1 });
+        assert_eq!(
+            m.totals,
+            Totals {
+                arrivals: 2,
+                departures: 1,
+                drops: 1
+            }
+        );
     }
 }

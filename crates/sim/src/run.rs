@@ -13,7 +13,9 @@ use std::collections::VecDeque;
 
 use aqmlab_qdisc::rng;
 use aqmlab_qdisc::time::transmission_time;
-use aqmlab_qdisc::{AnyQdisc, Bernoulli, Discard, DropTail, Duration, Ecn, Packet, QueueDisc, Time, Verdict};
+use aqmlab_qdisc::{
+    AnyQdisc, Bernoulli, Discard, DropTail, Duration, Ecn, Packet, QueueDisc, Time, Verdict,
+};
 use serde_json::{json, Map, Value};
 
 use crate::app::UdpSource;
@@ -79,8 +81,13 @@ pub struct RunOutput {
 impl RunOutput {
     /// `{"summary": ..., "series": {"time_s": [...], ...}}`.
     pub fn to_json(&self) -> String {
-        let series: Map<String, Value> = self.series.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
-        serde_json::to_string(&json!({ "summary": self.summary, "series": series })).expect("a JSON value serialises")
+        let series: Map<String, Value> = self
+            .series
+            .iter()
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect();
+        serde_json::to_string(&json!({ "summary": self.summary, "series": series }))
+            .expect("a JSON value serialises")
     }
 }
 
@@ -105,13 +112,18 @@ fn build_qdisc(spec: &QdiscSpec, seed: u64, queue: &str) -> AnyQdisc {
     let stream = rng::stream_seed(seed, &format!("queue[{queue}].qdisc"));
     match spec {
         QdiscSpec::DropTail(p) => AnyQdisc::DropTail(DropTail::new(*p).expect("validated")),
-        QdiscSpec::Bernoulli(p) => AnyQdisc::Bernoulli(Bernoulli::new(*p, stream).expect("validated")),
+        QdiscSpec::Bernoulli(p) => {
+            AnyQdisc::Bernoulli(Bernoulli::new(*p, stream).expect("validated"))
+        }
     }
 }
 
 impl<'s> Sim<'s> {
     pub fn new(sc: &'s Scenario, seed: u64) -> Sim<'s> {
-        let window = Window { start: Time(sc.warmup.0), end: Time(sc.duration.0) };
+        let window = Window {
+            start: Time(sc.warmup.0),
+            end: Time(sc.duration.0),
+        };
         let n_classes = sc.classes.len();
         let links = sc
             .net
@@ -122,7 +134,9 @@ impl<'s> Sim<'s> {
                 rate_bps: l.rate_bps,
                 delay: match &l.delay {
                     DelaySpec::Fixed(d) => *d,
-                    DelaySpec::Drawn { dist, stream } => Duration::from_secs_f64(dist.sample(&mut rng::stream(seed, stream))),
+                    DelaySpec::Drawn { dist, stream } => {
+                        Duration::from_secs_f64(dist.sample(&mut rng::stream(seed, stream)))
+                    }
                 },
                 qdisc: build_qdisc(&l.qdisc, seed, &l.name),
                 busy: false,
@@ -146,7 +160,13 @@ impl<'s> Sim<'s> {
             next_id: 0,
             n_events: 0,
             discards: Vec::new(),
-            tracer: sc.trace.as_ref().map(|t| Tracer { interval: t.interval, next_at: Time::ZERO, links: t.links.clone(), time_s: Vec::new(), columns: Vec::new() }),
+            tracer: sc.trace.as_ref().map(|t| Tracer {
+                interval: t.interval,
+                next_at: Time::ZERO,
+                links: t.links.clone(),
+                time_s: Vec::new(),
+                columns: Vec::new(),
+            }),
         };
         sim.events.schedule(window.end, Event::End);
         for (g, group) in sc.groups.iter().enumerate() {
@@ -154,11 +174,23 @@ impl<'s> Sim<'s> {
             for j in 0..group.count {
                 let (src, dst) = group.endpoints(j);
                 let f = sim.flows.len() as u32;
-                sim.flows.push(FlowMeta { group: g as u16, class: group.class, src, dst });
+                sim.flows.push(FlowMeta {
+                    group: g as u16,
+                    class: group.class,
+                    src,
+                    dst,
+                });
                 sim.stats.push(FlowStats::default());
                 let name = format!("traffic[{}].flow[{j}]", group.name);
-                let start = group.start.sample(&mut rng::stream(seed, &format!("{name}.start")));
-                let mut source = UdpSource::new(&group.source, stop, rng::stream(seed, &format!("{name}.gap")), rng::stream(seed, &format!("{name}.size")));
+                let start = group
+                    .start
+                    .sample(&mut rng::stream(seed, &format!("{name}.start")));
+                let mut source = UdpSource::new(
+                    &group.source,
+                    stop,
+                    rng::stream(seed, &format!("{name}.gap")),
+                    rng::stream(seed, &format!("{name}.size")),
+                );
                 if let Some(t) = source.first(Time::ZERO + Duration::from_secs_f64(start)) {
                     sim.events.schedule(t, Event::Source(f));
                 }
@@ -188,7 +220,11 @@ impl<'s> Sim<'s> {
                 Event::End => {
                     // The End event was scheduled first, so it precedes a
                     // sample due at the same instant: take that one too.
-                    if self.tracer.as_ref().is_some_and(|tr| tr.next_at == self.now) {
+                    if self
+                        .tracer
+                        .as_ref()
+                        .is_some_and(|tr| tr.next_at == self.now)
+                    {
                         self.sample();
                     }
                     break;
@@ -259,7 +295,8 @@ impl<'s> Sim<'s> {
         let link = &mut self.links[l as usize];
         let verdict = link.qdisc.enqueue(pkt, now, &mut discards);
         let dropped = matches!(verdict, Verdict::Dropped(_));
-        link.mon.arrival(now, pkt.class, dropped, dropped || !discards.is_empty());
+        link.mon
+            .arrival(now, pkt.class, dropped, dropped || !discards.is_empty());
         match verdict {
             Verdict::Enqueued => {}
             Verdict::Marked => link.mon.mark(now),
@@ -325,7 +362,10 @@ impl<'s> Sim<'s> {
 
     fn arrive(&mut self, l: u32) {
         let link = &mut self.links[l as usize];
-        let pkt = link.in_flight.pop_front().expect("an Arrive event has a packet in flight");
+        let pkt = link
+            .in_flight
+            .pop_front()
+            .expect("an Arrive event has a packet in flight");
         let node = link.to;
         if node == pkt.dst {
             self.deliver(pkt);
@@ -354,14 +394,22 @@ impl<'s> Sim<'s> {
         match wanted {
             Some(at) => {
                 let generation = link.timer.arm(at);
-                self.events.schedule(at.max(self.now), Event::QdiscTimer { link: l, generation });
+                self.events.schedule(
+                    at.max(self.now),
+                    Event::QdiscTimer {
+                        link: l,
+                        generation,
+                    },
+                );
             }
             None => link.timer.cancel(),
         }
     }
 
     fn sample(&mut self) {
-        let Some(tr) = self.tracer.as_mut() else { return };
+        let Some(tr) = self.tracer.as_mut() else {
+            return;
+        };
         tr.time_s.push(self.now.as_secs_f64());
         let mut i = 0;
         for &l in &tr.links {
@@ -390,7 +438,10 @@ impl<'s> Sim<'s> {
     /// Whole-run counters of every queue, with its backlog now: for the
     /// conservation identity arrivals = departures + drops + backlog.
     pub fn totals(&self) -> Vec<(Totals, u32)> {
-        self.links.iter().map(|l| (l.mon.totals, l.qdisc.backlog().pkts)).collect()
+        self.links
+            .iter()
+            .map(|l| (l.mon.totals, l.qdisc.backlog().pkts))
+            .collect()
     }
 
     fn path_delay(&self, src: u32, dst: u32) -> Option<Duration> {
@@ -442,7 +493,8 @@ impl<'s> Sim<'s> {
         let mut traffic = Map::new();
         let mut f = 0usize;
         for group in &sc.groups {
-            let (mut sent_pkts, mut sent_bytes, mut deliv_pkts, mut deliv_bytes, mut drops) = (0u64, 0u64, 0u64, 0u64, 0u64);
+            let (mut sent_pkts, mut sent_bytes, mut deliv_pkts, mut deliv_bytes, mut drops) =
+                (0u64, 0u64, 0u64, 0u64, 0u64);
             let mut delay = RunningStats::default();
             for j in 0..group.count {
                 let m = self.flows[f];

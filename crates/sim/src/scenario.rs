@@ -9,8 +9,11 @@
 use aqmlab_qdisc::{BernoulliParams, DropTailParams, DropWhere, Duration, Limit};
 use serde_json::{json, Value};
 
-use crate::config::{self, join, parse_bool, parse_choice, parse_count, parse_duration, parse_rate, parse_str, Cx, Table};
 pub use crate::config::ConfigError;
+use crate::config::{
+    self, join, parse_bool, parse_choice, parse_count, parse_duration, parse_rate, parse_str, Cx,
+    Table,
+};
 use crate::dist::{Dist, Quantity};
 
 #[derive(Clone, Debug)]
@@ -44,7 +47,10 @@ pub enum DelaySpec {
     Fixed(Duration),
     /// Drawn from `dist` with the stream `stream`; links that share a stream
     /// name (the two directions of one access link) get the same delay.
-    Drawn { dist: Dist, stream: String },
+    Drawn {
+        dist: Dist,
+        stream: String,
+    },
 }
 
 /// Whether a queue appears in the result.
@@ -100,7 +106,10 @@ impl NetSpec {
     }
 
     fn node_index(&self, name: &str) -> Option<u32> {
-        self.nodes.iter().position(|n| n.name == name).map(|i| i as u32)
+        self.nodes
+            .iter()
+            .position(|n| n.name == name)
+            .map(|i| i as u32)
     }
 
     /// Static shortest paths by hop count; among equal next hops the lower
@@ -158,7 +167,10 @@ pub const QDISC_KINDS: &[&str] = &["droptail", "bernoulli"];
 impl QdiscSpec {
     /// The unlimited drop-tail queue used where nothing is configured.
     pub fn unlimited() -> QdiscSpec {
-        QdiscSpec::DropTail(DropTailParams { limit: Limit::Unlimited, drop: DropWhere::Tail })
+        QdiscSpec::DropTail(DropTailParams {
+            limit: Limit::Unlimited,
+            drop: DropWhere::Tail,
+        })
     }
 
     pub fn kind(&self) -> &'static str {
@@ -170,22 +182,50 @@ impl QdiscSpec {
 
     pub fn parse(cx: &mut Cx, v: &Value, path: &str) -> Option<QdiscSpec> {
         let mut t = Table::new(cx, v, path)?;
-        let kind = t.req(cx, "kind", &format!("one of {}", config::quoted(QDISC_KINDS)), |v| parse_choice(v, QDISC_KINDS))?;
-        let limit = t.req(cx, "limit", "a buffer limit such as \"300pkt\", \"450000B\" or \"inf\"", config::parse_limit);
-        let spec = match kind {
-            "droptail" => {
-                let drop = t.opt(cx, "drop", |v| parse_choice(v, &["tail", "front"])).unwrap_or("tail");
-                let drop = if drop == "front" { DropWhere::Front } else { DropWhere::Tail };
-                QdiscSpec::DropTail(DropTailParams { limit: limit?, drop })
-            }
-            "bernoulli" => {
-                let p = t.req(cx, "p", "the drop probability, a number in [0, 1]", |v| config::parse_real_in(v, 0.0, 1.0));
-                let ecn = t.opt(cx, "ecn", parse_bool).unwrap_or(false);
-                QdiscSpec::Bernoulli(BernoulliParams { limit: limit?, p: p?, ecn })
-            }
-            _ => unreachable!("parse_choice admits only QDISC_KINDS"),
-        };
+        let kind = t.req(
+            cx,
+            "kind",
+            &format!("one of {}", config::quoted(QDISC_KINDS)),
+            |v| parse_choice(v, QDISC_KINDS),
+        );
+        let limit = t.req(
+            cx,
+            "limit",
+            "a buffer limit such as \"300pkt\", \"450000B\" or \"inf\"",
+            config::parse_limit,
+        );
+        let spec = (|| -> Option<QdiscSpec> {
+            Some(match kind? {
+                "droptail" => {
+                    let drop = t
+                        .opt(cx, "drop", |v| parse_choice(v, &["tail", "front"]))
+                        .unwrap_or("tail");
+                    let drop = if drop == "front" {
+                        DropWhere::Front
+                    } else {
+                        DropWhere::Tail
+                    };
+                    QdiscSpec::DropTail(DropTailParams {
+                        limit: limit?,
+                        drop,
+                    })
+                }
+                "bernoulli" => {
+                    let p = t.req(cx, "p", "the drop probability, a number in [0, 1]", |v| {
+                        config::parse_real_in(v, 0.0, 1.0)
+                    });
+                    let ecn = t.opt(cx, "ecn", parse_bool).unwrap_or(false);
+                    QdiscSpec::Bernoulli(BernoulliParams {
+                        limit: limit?,
+                        p: p?,
+                        ecn,
+                    })
+                }
+                _ => unreachable!("parse_choice admits only QDISC_KINDS"),
+            })
+        })();
         t.finish(cx);
+        let spec = spec?;
         let checked = match &spec {
             QdiscSpec::DropTail(p) => p.validate(),
             QdiscSpec::Bernoulli(p) => p.validate(),
@@ -211,7 +251,9 @@ impl QdiscSpec {
                 "kind": "droptail", "limit": limit(p.limit),
                 "drop": if p.drop == DropWhere::Front { "front" } else { "tail" },
             }),
-            QdiscSpec::Bernoulli(p) => json!({ "kind": "bernoulli", "limit": limit(p.limit), "p": p.p, "ecn": p.ecn }),
+            QdiscSpec::Bernoulli(p) => {
+                json!({ "kind": "bernoulli", "limit": limit(p.limit), "p": p.p, "ecn": p.ecn })
+            }
         }
     }
 }
@@ -223,13 +265,22 @@ impl QdiscSpec {
 pub enum SourceSpec {
     /// Constant bit rate; `jitter` adds a uniform +-50% of the interval to
     /// each gap, as ns-2's `random_`.
-    Cbr { rate_bps: f64, size_bytes: u32, jitter: bool },
+    Cbr {
+        rate_bps: f64,
+        size_bytes: u32,
+        jitter: bool,
+    },
     /// Poisson packet arrivals at a mean bit rate.
     Poisson { rate_bps: f64, size: Dist },
     /// Batches of `batch` packets separated by `gap`.
     Batch { gap: Dist, batch: Dist, size: Dist },
     /// ns-2's Pareto/Exponential ON/OFF source: bursts sent at `rate_bps`.
-    OnOff { rate_bps: f64, size_bytes: u32, on: Dist, off: Dist },
+    OnOff {
+        rate_bps: f64,
+        size_bytes: u32,
+        on: Dist,
+        off: Dist,
+    },
 }
 
 pub const TRAFFIC_KINDS: &[&str] = &["cbr", "poisson", "batch-poisson", "onoff"];
@@ -260,7 +311,10 @@ pub struct GroupSpec {
 
 impl GroupSpec {
     pub fn endpoints(&self, j: u32) -> (u32, u32) {
-        (self.src[j as usize % self.src.len()], self.dst[j as usize % self.dst.len()])
+        (
+            self.src[j as usize % self.src.len()],
+            self.dst[j as usize % self.dst.len()],
+        )
     }
 }
 
@@ -271,8 +325,12 @@ impl Scenario {
     /// Reads and validates a scenario from its JSON form (the TOML file as a
     /// JSON tree). Returns every problem found, not only the first.
     pub fn from_json(text: &str) -> Result<Scenario, Vec<ConfigError>> {
-        let v: Value = serde_json::from_str(text)
-            .map_err(|e| vec![ConfigError { path: String::new(), message: format!("not a valid scenario document: {e}") }])?;
+        let v: Value = serde_json::from_str(text).map_err(|e| {
+            vec![ConfigError {
+                path: String::new(),
+                message: format!("not a valid scenario document: {e}"),
+            }]
+        })?;
         Scenario::from_value(&v)
     }
 
@@ -298,14 +356,27 @@ impl Scenario {
 
 fn read_scenario(cx: &mut Cx, v: &Value) -> Option<Scenario> {
     let mut t = Table::new(cx, v, "")?;
-    let name = t.opt(cx, "name", parse_str).unwrap_or_else(|| "scenario".to_string());
-    let duration = t.req(cx, "duration", "the simulated time, e.g. \"100s\"", parse_duration);
-    let warmup = t.opt(cx, "warmup", parse_duration).unwrap_or(Duration::ZERO);
+    let name = t
+        .opt(cx, "name", parse_str)
+        .unwrap_or_else(|| "scenario".to_string());
+    let duration = t.req(
+        cx,
+        "duration",
+        "the simulated time, e.g. \"100s\"",
+        parse_duration,
+    );
+    let warmup = t
+        .opt(cx, "warmup", parse_duration)
+        .unwrap_or(Duration::ZERO);
     let seed = t.opt(cx, "seed", |v| parse_count(v, 0)).unwrap_or(1);
     let net = match t.raw("topology") {
         Some(tv) => read_topology(cx, tv, "topology"),
         None => {
-            t.report_missing(cx, "topology", "a [topology] table with kind = \"dumbbell\", \"chain\" or \"graph\"");
+            t.report_missing(
+                cx,
+                "topology",
+                "a [topology] table with kind = \"dumbbell\", \"chain\" or \"graph\"",
+            );
             None
         }
     };
@@ -321,17 +392,38 @@ fn read_scenario(cx: &mut Cx, v: &Value) -> Option<Scenario> {
         cx.err("duration", "must be longer than 0s");
     }
     if warmup >= duration {
-        cx.err("warmup", format!("must be shorter than duration ({}s), got {}s", duration.as_secs_f64(), warmup.as_secs_f64()));
+        cx.err(
+            "warmup",
+            format!(
+                "must be shorter than duration ({}s), got {}s",
+                duration.as_secs_f64(),
+                warmup.as_secs_f64()
+            ),
+        );
     }
     let mut classes: Vec<String> = Vec::new();
     let groups = match traffic_v {
         Some(Value::Array(items)) if !items.is_empty() => {
             let mut groups = Vec::new();
             for (i, item) in items.iter().enumerate() {
-                if let Some(g) = read_group(cx, item, &format!("traffic[{i}]"), net.as_ref(), &mut classes) {
-                    if groups.iter().any(|o: &GroupSpec| o.name == g.name) {
-                        cx.err(&format!("traffic[{i}].name"), format!("\"{}\" is used by another traffic group; names must be unique", g.name));
-                    }
+                let name = item.get("name").and_then(Value::as_str);
+                if let Some(n) = name.filter(|n| {
+                    items[..i]
+                        .iter()
+                        .any(|o| o.get("name").and_then(Value::as_str) == Some(n))
+                }) {
+                    cx.err(
+                        &format!("traffic[{i}].name"),
+                        format!("\"{n}\" is used by another traffic group; names must be unique"),
+                    );
+                }
+                if let Some(g) = read_group(
+                    cx,
+                    item,
+                    &format!("traffic[{i}]"),
+                    net.as_ref(),
+                    &mut classes,
+                ) {
                     groups.push(g);
                 }
             }
@@ -339,11 +431,20 @@ fn read_scenario(cx: &mut Cx, v: &Value) -> Option<Scenario> {
         }
         None => Vec::new(),
         Some(Value::Array(_)) => {
-            cx.err("traffic", "is empty; at least one [[traffic]] group is needed");
+            cx.err(
+                "traffic",
+                "is empty; at least one [[traffic]] group is needed",
+            );
             Vec::new()
         }
         Some(other) => {
-            cx.err("traffic", format!("expected a list of [[traffic]] tables, got {}", config::show(other)));
+            cx.err(
+                "traffic",
+                format!(
+                    "expected a list of [[traffic]] tables, got {}",
+                    config::show(other)
+                ),
+            );
             Vec::new()
         }
     };
@@ -351,14 +452,30 @@ fn read_scenario(cx: &mut Cx, v: &Value) -> Option<Scenario> {
     // are reported too; with no network there is nothing more to check.
     let net = net?;
     let trace = trace_v.and_then(|tv| read_trace(cx, tv, &net));
-    Some(Scenario { name, duration, warmup, seed, trace, net, groups, classes })
+    Some(Scenario {
+        name,
+        duration,
+        warmup,
+        seed,
+        trace,
+        net,
+        groups,
+        classes,
+    })
 }
 
 fn read_trace(cx: &mut Cx, v: &Value, net: &NetSpec) -> Option<TraceSpec> {
     let mut t = Table::new(cx, v, "trace")?;
-    let interval = t.req(cx, "interval", "the sampling interval, e.g. \"100ms\"", parse_duration);
+    let interval = t.req(
+        cx,
+        "interval",
+        "the sampling interval, e.g. \"100ms\"",
+        parse_duration,
+    );
     let queues = t.opt(cx, "queues", |v| {
-        let names = v.as_array().ok_or_else(|| format!("expected a list of queue names, got {}", config::show(v)))?;
+        let names = v
+            .as_array()
+            .ok_or_else(|| format!("expected a list of queue names, got {}", config::show(v)))?;
         names.iter().map(parse_str).collect::<Result<Vec<_>, _>>()
     });
     t.finish(cx);
@@ -368,7 +485,9 @@ fn read_trace(cx: &mut Cx, v: &Value, net: &NetSpec) -> Option<TraceSpec> {
         return None;
     }
     let links = match queues {
-        None => (0..net.links.len() as u32).filter(|&l| net.links[l as usize].report == Report::Always).collect(),
+        None => (0..net.links.len() as u32)
+            .filter(|&l| net.links[l as usize].report == Report::Always)
+            .collect(),
         Some(names) => {
             let mut links = Vec::new();
             for (i, n) in names.iter().enumerate() {
@@ -376,7 +495,13 @@ fn read_trace(cx: &mut Cx, v: &Value, net: &NetSpec) -> Option<TraceSpec> {
                     Some(l) => links.push(l as u32),
                     None => {
                         let all: Vec<&str> = net.links.iter().map(|l| l.name.as_str()).collect();
-                        cx.err(&format!("trace.queues[{i}]"), format!("no queue is named \"{n}\"; queues: {}", config::quoted(&all)));
+                        cx.err(
+                            &format!("trace.queues[{i}]"),
+                            format!(
+                                "no queue is named \"{n}\"; queues: {}",
+                                config::quoted(&all)
+                            ),
+                        );
                     }
                 }
             }
@@ -395,7 +520,15 @@ struct NetBuilder {
 
 impl NetBuilder {
     fn new() -> NetBuilder {
-        NetBuilder { net: NetSpec { nodes: Vec::new(), links: Vec::new(), next_hop: Vec::new(), default_src: Vec::new(), default_dst: Vec::new() } }
+        NetBuilder {
+            net: NetSpec {
+                nodes: Vec::new(),
+                links: Vec::new(),
+                next_hop: Vec::new(),
+                default_src: Vec::new(),
+                default_dst: Vec::new(),
+            },
+        }
     }
 
     fn node(&mut self, name: String) -> u32 {
@@ -404,21 +537,50 @@ impl NetBuilder {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn link(&mut self, name: String, from: u32, to: u32, rate_bps: f64, delay: DelaySpec, qdisc: QdiscSpec, report: Report) {
-        self.net.links.push(LinkSpec { name, from, to, rate_bps: rate_bps.round() as u64, delay, qdisc, report });
+    fn link(
+        &mut self,
+        name: String,
+        from: u32,
+        to: u32,
+        rate_bps: f64,
+        delay: DelaySpec,
+        qdisc: QdiscSpec,
+        report: Report,
+    ) {
+        self.net.links.push(LinkSpec {
+            name,
+            from,
+            to,
+            rate_bps: rate_bps.round() as u64,
+            delay,
+            qdisc,
+            report,
+        });
     }
 
     fn finish(mut self, cx: &mut Cx, path: &str) -> Option<NetSpec> {
         let mut names: Vec<&str> = self.net.links.iter().map(|l| l.name.as_str()).collect();
         names.sort_unstable();
         if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
-            cx.err(path, format!("two queues are named \"{}\"; queue names must be unique", w[0]));
+            cx.err(
+                path,
+                format!(
+                    "two queues are named \"{}\"; queue names must be unique",
+                    w[0]
+                ),
+            );
             return None;
         }
         let mut nodes: Vec<&str> = self.net.nodes.iter().map(|n| n.name.as_str()).collect();
         nodes.sort_unstable();
         if let Some(w) = nodes.windows(2).find(|w| w[0] == w[1]) {
-            cx.err(path, format!("two nodes are named \"{}\"; node names must be unique", w[0]));
+            cx.err(
+                path,
+                format!(
+                    "two nodes are named \"{}\"; node names must be unique",
+                    w[0]
+                ),
+            );
             return None;
         }
         self.net.compute_routes();
@@ -430,12 +592,18 @@ pub const TOPOLOGY_KINDS: &[&str] = &["dumbbell", "chain", "graph"];
 
 fn read_topology(cx: &mut Cx, v: &Value, path: &str) -> Option<NetSpec> {
     let mut t = Table::new(cx, v, path)?;
-    let kind = t.req(cx, "kind", &format!("one of {}", config::quoted(TOPOLOGY_KINDS)), |v| parse_choice(v, TOPOLOGY_KINDS))?;
+    let kind = t.req(
+        cx,
+        "kind",
+        &format!("one of {}", config::quoted(TOPOLOGY_KINDS)),
+        |v| parse_choice(v, TOPOLOGY_KINDS),
+    );
     let net = match kind {
-        "dumbbell" => read_dumbbell(cx, &mut t),
-        "chain" => read_chain(cx, &mut t),
-        "graph" => read_graph(cx, &mut t),
-        _ => unreachable!("parse_choice admits only TOPOLOGY_KINDS"),
+        Some("dumbbell") => read_dumbbell(cx, &mut t),
+        Some("chain") => read_chain(cx, &mut t),
+        Some("graph") => read_graph(cx, &mut t),
+        Some(_) => unreachable!("parse_choice admits only TOPOLOGY_KINDS"),
+        None => None,
     };
     t.finish(cx);
     net
@@ -449,8 +617,16 @@ struct RateDelay {
 
 fn read_rate_delay(cx: &mut Cx, t: &mut Table) -> Option<RateDelay> {
     let rate = t.req(cx, "rate", "the link rate, e.g. \"10Mbps\"", parse_rate);
-    let delay = t.req(cx, "delay", "the one-way propagation delay, e.g. \"20ms\"", parse_duration);
-    Some(RateDelay { rate_bps: rate?, delay: delay? })
+    let delay = t.req(
+        cx,
+        "delay",
+        "the one-way propagation delay, e.g. \"20ms\"",
+        parse_duration,
+    );
+    Some(RateDelay {
+        rate_bps: rate?,
+        delay: delay?,
+    })
 }
 
 fn opt_qdisc(cx: &mut Cx, t: &mut Table, key: &'static str) -> Option<QdiscSpec> {
@@ -467,13 +643,30 @@ struct Access {
 }
 
 /// Reads `senders` or `receivers`: a count, or a list of `{ rate, delay }`.
-fn read_hosts(cx: &mut Cx, t: &mut Table, key: &'static str, default_count: Option<u64>, rate: Option<f64>, delay: Option<Dist>, rate_key: &str, delay_key: &str) -> Option<Vec<Access>> {
+fn read_hosts(
+    cx: &mut Cx,
+    t: &mut Table,
+    key: &'static str,
+    default_count: Option<u64>,
+    rate: Option<f64>,
+    delay: Option<Dist>,
+    rate_key: &str,
+    delay_key: &str,
+) -> Option<Vec<Access>> {
     let path = t.key_path(key);
     let delay_for = |i: usize, d: &Dist| match d {
         Dist::Constant(s) => DelaySpec::Fixed(Duration::from_secs_f64(*s)),
-        other => DelaySpec::Drawn { dist: other.clone(), stream: format!("topology.{key}[{i}].delay") },
+        other => DelaySpec::Drawn {
+            dist: other.clone(),
+            stream: format!("topology.{key}[{i}].delay"),
+        },
     };
-    let missing = |cx: &mut Cx, p: &str, what: &str, global: &str| cx.err(p, format!("missing {what}; give it here or as topology.{global}"));
+    let missing = |cx: &mut Cx, p: &str, what: &str, global: &str| {
+        cx.err(
+            p,
+            format!("missing {what}; give it here or as topology.{global}"),
+        )
+    };
     match t.raw(key) {
         None | Some(Value::Number(_)) => {
             let n = match t.raw(key) {
@@ -481,7 +674,10 @@ fn read_hosts(cx: &mut Cx, t: &mut Table, key: &'static str, default_count: Opti
                 None => match default_count {
                     Some(n) => n,
                     None => {
-                        cx.err(&path, "missing; the number of hosts or a list of { rate, delay } tables");
+                        cx.err(
+                            &path,
+                            "missing; the number of hosts or a list of { rate, delay } tables",
+                        );
                         return None;
                     }
                 },
@@ -495,13 +691,22 @@ fn read_hosts(cx: &mut Cx, t: &mut Table, key: &'static str, default_count: Opti
                 }
                 return None;
             };
-            Some((0..n as usize).map(|i| Access { rate_bps: rate, delay: delay_for(i, delay) }).collect())
+            Some(
+                (0..n as usize)
+                    .map(|i| Access {
+                        rate_bps: rate,
+                        delay: delay_for(i, delay),
+                    })
+                    .collect(),
+            )
         }
         Some(Value::Array(items)) if !items.is_empty() => {
             let mut out = Vec::new();
             for (i, item) in items.iter().enumerate() {
                 let p = format!("{path}[{i}]");
-                let Some(mut h) = Table::new(cx, item, &p) else { continue };
+                let Some(mut h) = Table::new(cx, item, &p) else {
+                    continue;
+                };
                 let r = h.opt(cx, "rate", parse_rate).or(rate);
                 let d = match h.raw("delay") {
                     Some(dv) => Dist::parse(cx, dv, &h.key_path("delay"), Quantity::Time),
@@ -509,7 +714,10 @@ fn read_hosts(cx: &mut Cx, t: &mut Table, key: &'static str, default_count: Opti
                 };
                 h.finish(cx);
                 match (r, d) {
-                    (Some(r), Some(d)) => out.push(Access { rate_bps: r, delay: delay_for(i, &d) }),
+                    (Some(r), Some(d)) => out.push(Access {
+                        rate_bps: r,
+                        delay: delay_for(i, &d),
+                    }),
                     (r, d) => {
                         if r.is_none() && !item.get("rate").is_some() {
                             missing(cx, &format!("{p}.rate"), "the access rate", rate_key);
@@ -531,63 +739,152 @@ fn read_hosts(cx: &mut Cx, t: &mut Table, key: &'static str, default_count: Opti
 
 fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
     let access_rate = t.opt(cx, "access_rate", parse_rate);
-    let access_delay = t.raw("access_delay").and_then(|v| Dist::parse(cx, v, &t.key_path("access_delay"), Quantity::Time));
+    let access_delay = t
+        .raw("access_delay")
+        .and_then(|v| Dist::parse(cx, v, &t.key_path("access_delay"), Quantity::Time));
     let bottleneck = match t.raw("bottleneck") {
         Some(bv) => (|| {
             let mut b = Table::new(cx, bv, &t.key_path("bottleneck"))?;
             let rd = read_rate_delay(cx, &mut b);
-            let name = b.opt(cx, "name", parse_str).unwrap_or_else(|| "bottleneck".to_string());
+            let name = b
+                .opt(cx, "name", parse_str)
+                .unwrap_or_else(|| "bottleneck".to_string());
             b.finish(cx);
             Some((rd?, name))
         })(),
         None => {
-            t.report_missing(cx, "bottleneck", "the bottleneck link as { rate = \"10Mbps\", delay = \"50ms\" }");
+            t.report_missing(
+                cx,
+                "bottleneck",
+                "the bottleneck link as { rate = \"10Mbps\", delay = \"50ms\" }",
+            );
             None
         }
     };
     let qdisc = match t.raw("qdisc") {
         Some(q) => QdiscSpec::parse(cx, q, &t.key_path("qdisc")),
         None => {
-            t.report_missing(cx, "qdisc", "the bottleneck queue discipline as a [topology.qdisc] table with kind and limit");
+            t.report_missing(
+                cx,
+                "qdisc",
+                "the bottleneck queue discipline as a [topology.qdisc] table with kind and limit",
+            );
             None
         }
     };
     let reverse_qdisc = opt_qdisc(cx, t, "reverse_qdisc");
     let access_qdisc = opt_qdisc(cx, t, "access_qdisc");
-    let senders = read_hosts(cx, t, "senders", None, access_rate, access_delay, "access_rate", "access_delay");
+    let senders = read_hosts(
+        cx,
+        t,
+        "senders",
+        None,
+        access_rate,
+        access_delay,
+        "access_rate",
+        "access_delay",
+    );
     let (bottleneck, bname) = bottleneck?;
-    let receiver_rate = t.opt(cx, "receiver_rate", parse_rate).unwrap_or(bottleneck.rate_bps * 10.0);
+    let receiver_rate = t
+        .opt(cx, "receiver_rate", parse_rate)
+        .unwrap_or(bottleneck.rate_bps * 10.0);
     let receiver_delay = t
         .raw("receiver_delay")
         .and_then(|v| Dist::parse(cx, v, &t.key_path("receiver_delay"), Quantity::Time))
         .unwrap_or(Dist::Constant(1e-4));
     let senders = senders?;
-    let receivers = read_hosts(cx, t, "receivers", Some(senders.len() as u64), Some(receiver_rate), Some(receiver_delay), "receiver_rate", "receiver_delay")?;
+    let receivers = read_hosts(
+        cx,
+        t,
+        "receivers",
+        Some(senders.len() as u64),
+        Some(receiver_rate),
+        Some(receiver_delay),
+        "receiver_rate",
+        "receiver_delay",
+    )?;
     let (qdisc, reverse_qdisc, access_qdisc) = (qdisc?, reverse_qdisc?, access_qdisc?);
 
     let mut b = NetBuilder::new();
     let r1 = b.node("R1".to_string());
     let r2 = b.node("R2".to_string());
-    b.link(bname.clone(), r1, r2, bottleneck.rate_bps, DelaySpec::Fixed(bottleneck.delay), qdisc, Report::Always);
-    b.link(format!("{bname}_rev"), r2, r1, bottleneck.rate_bps, DelaySpec::Fixed(bottleneck.delay), reverse_qdisc, Report::Always);
+    b.link(
+        bname.clone(),
+        r1,
+        r2,
+        bottleneck.rate_bps,
+        DelaySpec::Fixed(bottleneck.delay),
+        qdisc,
+        Report::Always,
+    );
+    b.link(
+        format!("{bname}_rev"),
+        r2,
+        r1,
+        bottleneck.rate_bps,
+        DelaySpec::Fixed(bottleneck.delay),
+        reverse_qdisc,
+        Report::Always,
+    );
     for (i, s) in senders.iter().enumerate() {
         let h = b.node(format!("s{i}"));
         b.net.default_src.push(h);
-        b.link(format!("s{i}->R1"), h, r1, s.rate_bps, s.delay.clone(), access_qdisc.clone(), Report::IfDropped);
-        b.link(format!("R1->s{i}"), r1, h, s.rate_bps, s.delay.clone(), access_qdisc.clone(), Report::IfDropped);
+        b.link(
+            format!("s{i}->R1"),
+            h,
+            r1,
+            s.rate_bps,
+            s.delay.clone(),
+            access_qdisc.clone(),
+            Report::IfDropped,
+        );
+        b.link(
+            format!("R1->s{i}"),
+            r1,
+            h,
+            s.rate_bps,
+            s.delay.clone(),
+            access_qdisc.clone(),
+            Report::IfDropped,
+        );
     }
     for (i, d) in receivers.iter().enumerate() {
         let h = b.node(format!("d{i}"));
         b.net.default_dst.push(h);
-        b.link(format!("R2->d{i}"), r2, h, d.rate_bps, d.delay.clone(), access_qdisc.clone(), Report::IfDropped);
-        b.link(format!("d{i}->R2"), h, r2, d.rate_bps, d.delay.clone(), access_qdisc.clone(), Report::IfDropped);
+        b.link(
+            format!("R2->d{i}"),
+            r2,
+            h,
+            d.rate_bps,
+            d.delay.clone(),
+            access_qdisc.clone(),
+            Report::IfDropped,
+        );
+        b.link(
+            format!("d{i}->R2"),
+            h,
+            r2,
+            d.rate_bps,
+            d.delay.clone(),
+            access_qdisc.clone(),
+            Report::IfDropped,
+        );
     }
     b.finish(cx, &t.path)
 }
 
 /// Reads one duplex link entry of a chain or graph and adds both directions.
-fn read_duplex(cx: &mut Cx, item: &Value, path: &str, b: &mut NetBuilder, ends: impl FnOnce(&mut Cx, &mut Table, &mut NetBuilder) -> Option<(u32, u32)>, report: Report) {
-    let Some(mut l) = Table::new(cx, item, path) else { return };
+fn read_duplex(
+    cx: &mut Cx,
+    item: &Value,
+    path: &str,
+    b: &mut NetBuilder,
+    ends: impl FnOnce(&mut Cx, &mut Table, &mut NetBuilder) -> Option<(u32, u32)>,
+    report: Report,
+) {
+    let Some(mut l) = Table::new(cx, item, path) else {
+        return;
+    };
     let e = ends(cx, &mut l, b);
     let rd = read_rate_delay(cx, &mut l);
     let qdisc = opt_qdisc(cx, &mut l, "qdisc");
@@ -596,14 +893,32 @@ fn read_duplex(cx: &mut Cx, item: &Value, path: &str, b: &mut NetBuilder, ends: 
     let name = l.opt(cx, "name", parse_str);
     let reverse_name = l.opt(cx, "reverse_name", parse_str);
     l.finish(cx);
-    let (Some((from, to)), Some(rd), Some(q), Some(rq)) = (e, rd, qdisc, reverse_qdisc) else { return };
+    let (Some((from, to)), Some(rd), Some(q), Some(rq)) = (e, rd, qdisc, reverse_qdisc) else {
+        return;
+    };
     let fname = b.net.nodes[from as usize].name.clone();
     let tname = b.net.nodes[to as usize].name.clone();
     let name = name.unwrap_or_else(|| format!("{fname}->{tname}"));
-    b.link(name, from, to, rd.rate_bps, DelaySpec::Fixed(rd.delay), q, report);
+    b.link(
+        name,
+        from,
+        to,
+        rd.rate_bps,
+        DelaySpec::Fixed(rd.delay),
+        q,
+        report,
+    );
     if duplex {
         let rname = reverse_name.unwrap_or_else(|| format!("{tname}->{fname}"));
-        b.link(rname, to, from, rd.rate_bps, DelaySpec::Fixed(rd.delay), rq, report);
+        b.link(
+            rname,
+            to,
+            from,
+            rd.rate_bps,
+            DelaySpec::Fixed(rd.delay),
+            rq,
+            report,
+        );
     }
 }
 
@@ -612,16 +927,30 @@ fn node_ref(cx: &mut Cx, t: &mut Table, key: &'static str, b: &NetBuilder) -> Op
     let idx = b.net.node_index(&name);
     if idx.is_none() {
         let all: Vec<&str> = b.net.nodes.iter().map(|n| n.name.as_str()).collect();
-        cx.err(&t.key_path(key), format!("no node is named \"{name}\"; nodes: {}", config::quoted(&all)));
+        cx.err(
+            &t.key_path(key),
+            format!(
+                "no node is named \"{name}\"; nodes: {}",
+                config::quoted(&all)
+            ),
+        );
     }
     idx
 }
 
-fn read_list<'v>(cx: &mut Cx, t: &mut Table<'v>, key: &'static str, what: &str) -> Option<&'v Vec<Value>> {
+fn read_list<'v>(
+    cx: &mut Cx,
+    t: &mut Table<'v>,
+    key: &'static str,
+    what: &str,
+) -> Option<&'v Vec<Value>> {
     match t.raw(key) {
         Some(Value::Array(items)) => Some(items),
         Some(other) => {
-            cx.err(&t.key_path(key), format!("expected a list of {what}, got {}", config::show(other)));
+            cx.err(
+                &t.key_path(key),
+                format!("expected a list of {what}, got {}", config::show(other)),
+            );
             None
         }
         None => {
@@ -632,19 +961,43 @@ fn read_list<'v>(cx: &mut Cx, t: &mut Table<'v>, key: &'static str, what: &str) 
 }
 
 fn read_chain(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
-    let routers = t.req(cx, "routers", "the number of routers R0..Rk in the line", |v| parse_count(v, 2))?;
-    let links = read_list(cx, t, "links", "{ rate, delay, qdisc } tables, one per pair of neighbouring routers")?;
+    let routers = t.req(
+        cx,
+        "routers",
+        "the number of routers R0..Rk in the line",
+        |v| parse_count(v, 2),
+    )?;
+    let links = read_list(
+        cx,
+        t,
+        "links",
+        "{ rate, delay, qdisc } tables, one per pair of neighbouring routers",
+    )?;
     let hosts = read_list(cx, t, "hosts", "{ name, router, rate, delay } tables")?;
     let mut b = NetBuilder::new();
     for r in 0..routers {
         b.node(format!("R{r}"));
     }
     if links.len() as u64 != routers - 1 {
-        cx.err(&t.key_path("links"), format!("has {} entries; a chain of {routers} routers needs {}", links.len(), routers - 1));
+        cx.err(
+            &t.key_path("links"),
+            format!(
+                "has {} entries; a chain of {routers} routers needs {}",
+                links.len(),
+                routers - 1
+            ),
+        );
         return None;
     }
     for (i, item) in links.iter().enumerate() {
-        read_duplex(cx, item, &format!("{}[{i}]", t.key_path("links")), &mut b, |_, _, _| Some((i as u32, i as u32 + 1)), Report::Always);
+        read_duplex(
+            cx,
+            item,
+            &format!("{}[{i}]", t.key_path("links")),
+            &mut b,
+            |_, _, _| Some((i as u32, i as u32 + 1)),
+            Report::Always,
+        );
     }
     for (i, item) in hosts.iter().enumerate() {
         let path = format!("{}[{i}]", t.key_path("hosts"));
@@ -655,12 +1008,29 @@ fn read_chain(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
             &mut b,
             |cx, h, b| {
                 let name = h.req(cx, "name", "the host's name", parse_str);
-                let router = h.req(cx, "router", &format!("the index of the router it attaches to, 0..{}", routers - 1), |v| {
-                    parse_count(v, 0).and_then(|r| if r < routers { Ok(r as u32) } else { Err(format!("expected a router index in 0..{}, got {r}", routers - 1)) })
-                });
+                let router = h.req(
+                    cx,
+                    "router",
+                    &format!("the index of the router it attaches to, 0..{}", routers - 1),
+                    |v| {
+                        parse_count(v, 0).and_then(|r| {
+                            if r < routers {
+                                Ok(r as u32)
+                            } else {
+                                Err(format!(
+                                    "expected a router index in 0..{}, got {r}",
+                                    routers - 1
+                                ))
+                            }
+                        })
+                    },
+                );
                 let name = name?;
                 if b.net.node_index(&name).is_some() {
-                    cx.err(&h.key_path("name"), format!("\"{name}\" is already a node's name"));
+                    cx.err(
+                        &h.key_path("name"),
+                        format!("\"{name}\" is already a node's name"),
+                    );
                     return None;
                 }
                 let router = router?;
@@ -709,7 +1079,13 @@ fn read_graph(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
 // ---------------------------------------------------------------------------
 // Traffic groups
 
-fn read_endpoints(cx: &mut Cx, t: &mut Table, key: &'static str, net: Option<&NetSpec>, default: Option<Vec<u32>>) -> Option<Vec<u32>> {
+fn read_endpoints(
+    cx: &mut Cx,
+    t: &mut Table,
+    key: &'static str,
+    net: Option<&NetSpec>,
+    default: Option<Vec<u32>>,
+) -> Option<Vec<u32>> {
     let path = t.key_path(key);
     let names: Vec<String> = match t.raw(key) {
         // Without a valid topology there is no telling whether it has defaults.
@@ -721,15 +1097,23 @@ fn read_endpoints(cx: &mut Cx, t: &mut Table, key: &'static str, net: Option<&Ne
             })
         }
         Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(items)) if !items.is_empty() => match items.iter().map(parse_str).collect::<Result<Vec<_>, _>>() {
-            Ok(v) => v,
-            Err(m) => {
-                cx.err(&path, m);
-                return None;
+        Some(Value::Array(items)) if !items.is_empty() => {
+            match items.iter().map(parse_str).collect::<Result<Vec<_>, _>>() {
+                Ok(v) => v,
+                Err(m) => {
+                    cx.err(&path, m);
+                    return None;
+                }
             }
-        },
+        }
         Some(other) => {
-            cx.err(&path, format!("expected a node name or a non-empty list of node names, got {}", config::show(other)));
+            cx.err(
+                &path,
+                format!(
+                    "expected a node name or a non-empty list of node names, got {}",
+                    config::show(other)
+                ),
+            );
             return None;
         }
     };
@@ -740,17 +1124,31 @@ fn read_endpoints(cx: &mut Cx, t: &mut Table, key: &'static str, net: Option<&Ne
             Some(i) => out.push(i),
             None => {
                 let all: Vec<&str> = net.nodes.iter().map(|n| n.name.as_str()).collect();
-                cx.err(&path, format!("no node is named \"{n}\"; nodes: {}", config::quoted(&all)));
+                cx.err(
+                    &path,
+                    format!("no node is named \"{n}\"; nodes: {}", config::quoted(&all)),
+                );
             }
         }
     }
     (out.len() == names.len()).then_some(out)
 }
 
-fn read_group(cx: &mut Cx, v: &Value, path: &str, net: Option<&NetSpec>, classes: &mut Vec<String>) -> Option<GroupSpec> {
+fn read_group(
+    cx: &mut Cx,
+    v: &Value,
+    path: &str,
+    net: Option<&NetSpec>,
+    classes: &mut Vec<String>,
+) -> Option<GroupSpec> {
     let mut t = Table::new(cx, v, path)?;
     let name = t.req(cx, "name", "a unique name for the group", parse_str);
-    let kind = t.req(cx, "kind", &format!("one of {}", config::quoted(TRAFFIC_KINDS)), |v| parse_choice(v, TRAFFIC_KINDS));
+    let kind = t.req(
+        cx,
+        "kind",
+        &format!("one of {}", config::quoted(TRAFFIC_KINDS)),
+        |v| parse_choice(v, TRAFFIC_KINDS),
+    );
     let count = t.opt(cx, "count", |v| parse_count(v, 1)).unwrap_or(1);
     let default = |hosts: Option<&Vec<u32>>| hosts.filter(|h| !h.is_empty()).cloned();
     let src = read_endpoints(cx, &mut t, "src", net, default(net.map(|n| &n.default_src)));
@@ -760,90 +1158,15 @@ fn read_group(cx: &mut Cx, v: &Value, path: &str, net: Option<&NetSpec>, classes
         None => Some(Dist::Uniform { min: 0.0, max: 1.0 }),
     };
     let stop = t.opt(cx, "stop", parse_duration);
-    let class = t.opt(cx, "class", parse_str).unwrap_or_else(|| "realtime".to_string());
-    let kind = kind?;
-    let size_dist = |t: &mut Table, cx: &mut Cx| -> Option<Dist> {
-        match t.raw("size") {
-            Some(sv) => {
-                let d = Dist::parse(cx, sv, &t.key_path("size"), Quantity::Bytes)?;
-                if d.mean().is_none() {
-                    cx.err(&t.key_path("size"), "the packet size distribution must have a finite mean");
-                    return None;
-                }
-                Some(d)
-            }
-            None => {
-                t.report_missing(cx, "size", "the packet size, e.g. \"1000B\" or a size distribution");
-                None
-            }
-        }
-    };
-    let source = match kind {
-        "cbr" => {
-            let rate = t.req(cx, "rate", "the sending rate, e.g. \"1Mbps\"", parse_rate);
-            let size = t.req(cx, "size", "the packet size, e.g. \"1000B\"", config::parse_packet_size);
-            let jitter = t.opt(cx, "jitter", parse_bool).unwrap_or(false);
-            SourceSpec::Cbr { rate_bps: rate?, size_bytes: size?, jitter }
-        }
-        "poisson" => {
-            let rate = t.req(cx, "rate", "the mean sending rate, e.g. \"9Mbps\"", parse_rate);
-            let size = size_dist(&mut t, cx);
-            SourceSpec::Poisson { rate_bps: rate?, size: size? }
-        }
-        "batch-poisson" => {
-            let batch = match t.raw("batch") {
-                Some(bv) => Dist::parse(cx, bv, &t.key_path("batch"), Quantity::Count),
-                None => {
-                    t.report_missing(cx, "batch", "the number of packets per batch, e.g. 3, or a count distribution");
-                    None
-                }
-            };
-            let size = size_dist(&mut t, cx);
-            let rate = t.opt(cx, "rate", parse_rate);
-            let gap = t.raw("gap").and_then(|gv| Dist::parse(cx, gv, &t.key_path("gap"), Quantity::Time));
-            let (batch, size) = (batch?, size?);
-            let gap = match (rate, gap, t.has("rate"), t.has("gap")) {
-                (Some(r), None, _, false) => {
-                    let Some(mean_batch) = batch.mean() else {
-                        cx.err(&t.key_path("batch"), "a batch size distribution with an infinite mean cannot be given a rate; give \"gap\" instead");
-                        return None;
-                    };
-                    Dist::Exponential { mean: mean_batch * size.mean()? * 8.0 / r }
-                }
-                (None, Some(g), false, _) => g,
-                (_, _, true, true) => {
-                    cx.err(&t.path, "give either \"rate\" (Poisson batch arrivals) or \"gap\" (a distribution of times between batches), not both");
-                    return None;
-                }
-                (_, _, false, false) => {
-                    cx.err(&t.path, "missing \"rate\" (Poisson batch arrivals at a mean bit rate) or \"gap\" (a distribution of times between batches)");
-                    return None;
-                }
-                _ => return None,
-            };
-            SourceSpec::Batch { gap, batch, size }
-        }
-        "onoff" => {
-            let rate = t.req(cx, "rate", "the sending rate during ON periods, e.g. \"64kbps\"", parse_rate);
-            let size = t.req(cx, "size", "the packet size, e.g. \"210B\"", config::parse_packet_size);
-            let period = |t: &mut Table, cx: &mut Cx, key: &'static str| match t.raw(key) {
-                Some(pv) => Dist::parse(cx, pv, &t.key_path(key), Quantity::Time),
-                None => {
-                    t.report_missing(cx, key, &format!("the {} period length distribution, e.g. {{ dist = \"pareto\", shape = 1.5, mean = \"500ms\" }}", if key == "on" { "ON" } else { "OFF" }));
-                    None
-                }
-            };
-            let on = period(&mut t, cx, "on");
-            let off = period(&mut t, cx, "off");
-            let transport = t.opt(cx, "transport", |v| parse_choice(v, &["udp"])).unwrap_or("udp");
-            debug_assert_eq!(transport, "udp");
-            SourceSpec::OnOff { rate_bps: rate?, size_bytes: size?, on: on?, off: off? }
-        }
-        _ => unreachable!("parse_choice admits only TRAFFIC_KINDS"),
-    };
+    let class = t
+        .opt(cx, "class", parse_str)
+        .unwrap_or_else(|| "realtime".to_string());
+    // The source is read apart so that the table is finished (unknown keys
+    // reported) whatever goes wrong in it.
+    let source = kind.and_then(|kind| read_source(cx, &mut t, kind));
     t.finish(cx);
     let net = net?;
-    let (name, src, dst, start) = (name?, src?, dst?, start?);
+    let (name, source, src, dst, start) = (name?, source?, src?, dst?, start?);
     if let Some(stop) = stop {
         if stop == Duration::ZERO {
             cx.err(&join(path, "stop"), "must be later than 0s");
@@ -872,6 +1195,138 @@ fn read_group(cx: &mut Cx, v: &Value, path: &str, net: Option<&NetSpec>, classes
     Some(group)
 }
 
+fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
+    let size_dist = |t: &mut Table, cx: &mut Cx| -> Option<Dist> {
+        match t.raw("size") {
+            Some(sv) => {
+                let d = Dist::parse(cx, sv, &t.key_path("size"), Quantity::Bytes)?;
+                if d.mean().is_none() {
+                    cx.err(
+                        &t.key_path("size"),
+                        "the packet size distribution must have a finite mean",
+                    );
+                    return None;
+                }
+                Some(d)
+            }
+            None => {
+                t.report_missing(
+                    cx,
+                    "size",
+                    "the packet size, e.g. \"1000B\" or a size distribution",
+                );
+                None
+            }
+        }
+    };
+    let source = match kind {
+        "cbr" => {
+            let rate = t.req(cx, "rate", "the sending rate, e.g. \"1Mbps\"", parse_rate);
+            let size = t.req(
+                cx,
+                "size",
+                "the packet size, e.g. \"1000B\"",
+                config::parse_packet_size,
+            );
+            let jitter = t.opt(cx, "jitter", parse_bool).unwrap_or(false);
+            SourceSpec::Cbr {
+                rate_bps: rate?,
+                size_bytes: size?,
+                jitter,
+            }
+        }
+        "poisson" => {
+            let rate = t.req(
+                cx,
+                "rate",
+                "the mean sending rate, e.g. \"9Mbps\"",
+                parse_rate,
+            );
+            let size = size_dist(t, cx);
+            SourceSpec::Poisson {
+                rate_bps: rate?,
+                size: size?,
+            }
+        }
+        "batch-poisson" => {
+            let batch = match t.raw("batch") {
+                Some(bv) => Dist::parse(cx, bv, &t.key_path("batch"), Quantity::Count),
+                None => {
+                    t.report_missing(
+                        cx,
+                        "batch",
+                        "the number of packets per batch, e.g. 3, or a count distribution",
+                    );
+                    None
+                }
+            };
+            let size = size_dist(t, cx);
+            let rate = t.opt(cx, "rate", parse_rate);
+            let gap = t
+                .raw("gap")
+                .and_then(|gv| Dist::parse(cx, gv, &t.key_path("gap"), Quantity::Time));
+            let (batch, size) = (batch?, size?);
+            let gap = match (rate, gap, t.has("rate"), t.has("gap")) {
+                (Some(r), None, _, false) => {
+                    let Some(mean_batch) = batch.mean() else {
+                        cx.err(&t.key_path("batch"), "a batch size distribution with an infinite mean cannot be given a rate; give \"gap\" instead");
+                        return None;
+                    };
+                    Dist::Exponential {
+                        mean: mean_batch * size.mean()? * 8.0 / r,
+                    }
+                }
+                (None, Some(g), false, _) => g,
+                (_, _, true, true) => {
+                    cx.err(&t.path, "give either \"rate\" (Poisson batch arrivals) or \"gap\" (a distribution of times between batches), not both");
+                    return None;
+                }
+                (_, _, false, false) => {
+                    cx.err(&t.path, "missing \"rate\" (Poisson batch arrivals at a mean bit rate) or \"gap\" (a distribution of times between batches)");
+                    return None;
+                }
+                _ => return None,
+            };
+            SourceSpec::Batch { gap, batch, size }
+        }
+        "onoff" => {
+            let rate = t.req(
+                cx,
+                "rate",
+                "the sending rate during ON periods, e.g. \"64kbps\"",
+                parse_rate,
+            );
+            let size = t.req(
+                cx,
+                "size",
+                "the packet size, e.g. \"210B\"",
+                config::parse_packet_size,
+            );
+            let period = |t: &mut Table, cx: &mut Cx, key: &'static str| match t.raw(key) {
+                Some(pv) => Dist::parse(cx, pv, &t.key_path(key), Quantity::Time),
+                None => {
+                    t.report_missing(cx, key, &format!("the {} period length distribution, e.g. {{ dist = \"pareto\", shape = 1.5, mean = \"500ms\" }}", if key == "on" { "ON" } else { "OFF" }));
+                    None
+                }
+            };
+            let on = period(t, cx, "on");
+            let off = period(t, cx, "off");
+            let transport = t
+                .opt(cx, "transport", |v| parse_choice(v, &["udp"]))
+                .unwrap_or("udp");
+            debug_assert_eq!(transport, "udp");
+            SourceSpec::OnOff {
+                rate_bps: rate?,
+                size_bytes: size?,
+                on: on?,
+                off: off?,
+            }
+        }
+        _ => unreachable!("parse_choice admits only TRAFFIC_KINDS"),
+    };
+    Some(source)
+}
+
 fn class_index(classes: &mut Vec<String>, class: &str) -> u8 {
     match classes.iter().position(|c| c == class) {
         Some(i) => i as u8,
@@ -886,5 +1341,141 @@ impl NetSpec {
     /// `Some(())` if `dst` is reachable from `src`.
     fn path_exists(&self, src: u32, dst: u32) -> Option<()> {
         (src == dst || self.route(src, dst) != NO_ROUTE).then_some(())
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use serde_json::json;
+
+    // Helpers
+
+    fn dumbbell() -> Value {
+        json!({
+            "duration": "10s",
+            "topology": {
+                "kind": "dumbbell", "senders": 2, "access_rate": "100Mbps", "access_delay": "5ms",
+                "bottleneck": { "rate": "10Mbps", "delay": "20ms" },
+                "qdisc": { "kind": "droptail", "limit": "50pkt" },
+            },
+            "traffic": [ { "name": "c", "kind": "cbr", "rate": "1Mbps", "size": "1000B", "count": 3 } ],
+        })
+    }
+
+    #[track_caller]
+    fn errors(v: &Value) -> Vec<(String, String)> {
+        Scenario::from_value(v)
+            .expect_err("the scenario should be rejected")
+            .into_iter()
+            .map(|e| (e.path, e.message))
+            .collect()
+    }
+
+    #[track_caller]
+    fn error_paths(v: &Value) -> Vec<String> {
+        errors(v).into_iter().map(|(p, _)| p).collect()
+    }
+
+    #[test]
+    fn test_dumbbell_nodes_links_and_defaults() {
+        let sc = Scenario::from_value(&dumbbell()).unwrap();
+        let names: Vec<&str> = sc.net.nodes.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, ["R1", "R2", "s0", "s1", "d0", "d1"]);
+        let links: Vec<&str> = sc.net.links.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(
+            links,
+            [
+                "bottleneck",
+                "bottleneck_rev",
+                "s0->R1",
+                "R1->s0",
+                "s1->R1",
+                "R1->s1",
+                "R2->d0",
+                "d0->R2",
+                "R2->d1",
+                "d1->R2"
+            ]
+        );
+        // Receivers default to 10x the bottleneck rate and 0.1 ms.
+        let r = &sc.net.links[6];
+        assert_eq!(r.rate_bps, 100_000_000);
+        assert!(matches!(r.delay, DelaySpec::Fixed(Duration(100_000))));
+        // Flow j goes from s(j mod 2) to d(j mod 2).
+        let g = &sc.groups[0];
+        assert_eq!(
+            (0..3).map(|j| g.endpoints(j)).collect::<Vec<_>>(),
+            vec![(2, 4), (3, 5), (2, 4)]
+        );
+        assert_eq!(sc.net.path(2, 4), vec![2, 0, 6]);
+        assert_eq!(sc.classes, vec!["realtime".to_string()]);
+    }
+
+    #[test]
+    fn test_graph_routes_by_hops_then_node_order() {
+        // a -> b -> d and a -> c -> d are both two hops: b (index 1) wins.
+        // a -> d directly is absent; e is unreachable.
+        let v = json!({
+            "duration": "1s",
+            "topology": { "kind": "graph", "nodes": ["a", "b", "c", "d", "e"], "links": [
+                { "from": "a", "to": "c", "rate": "1Mbps", "delay": "1ms" },
+                { "from": "a", "to": "b", "rate": "1Mbps", "delay": "1ms" },
+                { "from": "b", "to": "d", "rate": "1Mbps", "delay": "1ms" },
+                { "from": "c", "to": "d", "rate": "1Mbps", "delay": "1ms" },
+            ] },
+            "traffic": [ { "name": "x", "kind": "cbr", "rate": "1kbps", "size": "100B", "src": "a", "dst": "d" } ],
+        });
+        let sc = Scenario::from_value(&v).unwrap();
+        let hops: Vec<&str> = sc
+            .net
+            .path(0, 3)
+            .iter()
+            .map(|&l| sc.net.links[l as usize].name.as_str())
+            .collect();
+        assert_eq!(hops, ["a->b", "b->d"]);
+        assert_eq!(sc.net.route(0, 4), NO_ROUTE);
+        let mut bad = v.clone();
+        bad["traffic"][0]["dst"] = json!("e");
+        assert_eq!(
+            errors(&bad),
+            vec![(
+                "traffic[0]".to_string(),
+                "no route from \"a\" to \"e\"".to_string()
+            )]
+        );
+    }
+
+    #[test]
+    fn test_every_problem_is_reported_with_its_path() {
+        let mut v = dumbbell();
+        v["warmup"] = json!("10s");
+        v["topology"]["qdisc"]["limit"] = json!("0pkt");
+        v["traffic"][0]["rate"] = json!("fast");
+        v["traffic"][0]["colour"] = json!(1);
+        v["traffic"].as_array_mut().unwrap().push(json!({ "name": "c", "kind": "poisson", "rate": "1Mbps", "size": { "dist": "pareto", "shape": 0.9, "scale": "100B" } }));
+        let mut paths = error_paths(&v);
+        paths.sort();
+        assert_eq!(
+            paths,
+            [
+                "topology.qdisc.limit",
+                "traffic[0].colour",
+                "traffic[0].rate",
+                "traffic[1].name",
+                "traffic[1].size",
+                "warmup"
+            ]
+        );
+        let msgs = errors(&v);
+        let msg = |p: &str| msgs.iter().find(|(q, _)| q == p).unwrap().1.clone();
+        assert!(
+            msg("topology.qdisc.limit").contains("at least 1"),
+            "{}",
+            msg("topology.qdisc.limit")
+        );
+        assert!(msg("traffic[1].size").contains("finite mean"));
+        assert!(msg("traffic[1].name").contains("unique"));
+        assert!(msg("warmup").contains("shorter than duration"));
     }
 }

@@ -63,9 +63,18 @@ fn test_underloaded_bottleneck_utilisation_equals_offered_load() {
     let bound = 8.0 * 458.4e-6 / 90.0;
     let u = q["utilization"].as_f64().unwrap();
     assert!((u - 0.1).abs() <= bound, "utilization {u}");
-    assert_eq!(q["qdelay_mean_s"].as_f64().unwrap(), 0.0, "the CBR packets never queue");
+    assert_eq!(
+        q["qdelay_mean_s"].as_f64().unwrap(),
+        0.0,
+        "the CBR packets never queue"
+    );
     // Access links never drop here, so they are not reported.
-    let names: Vec<&str> = out.summary["queues"].as_object().unwrap().keys().map(String::as_str).collect();
+    let names: Vec<&str> = out.summary["queues"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     assert_eq!(names, vec!["bottleneck", "bottleneck_rev"]);
 }
 
@@ -96,7 +105,10 @@ fn test_chain_routes_over_shortest_path() {
     assert_eq!(f["delay_max_s"].as_f64().unwrap(), expected);
     assert_eq!(f["delay_min_s"].as_f64().unwrap(), expected);
     let q = &out.summary["queues"];
-    assert!(q["R0->R1"]["arrivals"].as_u64().unwrap() > 0 && q["R1->R2"]["arrivals"] == q["R0->R1"]["arrivals"]);
+    assert!(
+        q["R0->R1"]["arrivals"].as_u64().unwrap() > 0
+            && q["R1->R2"]["arrivals"] == q["R0->R1"]["arrivals"]
+    );
     assert_eq!(q["R2->R1"]["arrivals"], 0);
 }
 
@@ -128,10 +140,12 @@ fn test_same_seed_gives_identical_json_sequentially_and_on_threads() {
     let a = without_wall(&run_json(&text, Some(7)).unwrap());
     let b = without_wall(&run_json(&text, Some(7)).unwrap());
     assert_eq!(a, b);
-    let threads: Vec<_> = (0..4).map(|_| {
-        let t = text.clone();
-        std::thread::spawn(move || without_wall(&run_json(&t, Some(7)).unwrap()))
-    }).collect();
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let t = text.clone();
+            std::thread::spawn(move || without_wall(&run_json(&t, Some(7)).unwrap()))
+        })
+        .collect();
     for h in threads {
         assert_eq!(h.join().unwrap(), a);
     }
@@ -161,12 +175,26 @@ fn test_trace_samples_backlog_and_cumulative_drops() {
     let text = busy_scenario();
     let sc = Scenario::from_json(&text).unwrap();
     let out = run(&sc, 1);
-    let col = |name: &str| out.series.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()).unwrap_or_else(|| panic!("no column {name}"));
+    let col = |name: &str| {
+        out.series
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| panic!("no column {name}"))
+    };
     let t = col("time_s");
     assert_eq!(t.len(), 101, "samples at 0, 1, ..., 100 s");
     assert_eq!(t[100], 100.0);
     let drops = col("bottleneck.drops");
-    assert!(drops.windows(2).all(|w| w[0] <= w[1]), "cumulative drops never decrease");
-    assert_eq!(*drops.last().unwrap(), out.summary["queues"]["bottleneck"]["run_totals"]["drops"].as_f64().unwrap());
+    assert!(
+        drops.windows(2).all(|w| w[0] <= w[1]),
+        "cumulative drops never decrease"
+    );
+    assert_eq!(
+        *drops.last().unwrap(),
+        out.summary["queues"]["bottleneck"]["run_totals"]["drops"]
+            .as_f64()
+            .unwrap()
+    );
     assert_eq!(col("bottleneck.p"), vec![0.01; 101]);
 }

@@ -43,9 +43,20 @@ fn run_mm1k(rho: f64, k: u32, arrivals: f64, reps: u64) -> (Vec<f64>, Vec<f64>) 
 #[track_caller]
 fn check(label: &str, xs: &[f64], theory: f64, tol: f64, max_half_width: f64) {
     let (mean, hw) = mean_ci(xs);
-    eprintln!("{label}: sim {mean:.6} +- {hw:.6} (95%), theory {theory:.6}, rel err {:.4}%", 100.0 * rel(mean, theory));
-    assert!(hw / theory < max_half_width, "{label}: CI half-width {:.3}% too wide for a {:.1}% check", 100.0 * hw / theory, 100.0 * tol);
-    assert!(rel(mean, theory) < tol, "{label}: sim {mean} vs theory {theory}");
+    eprintln!(
+        "{label}: sim {mean:.6} +- {hw:.6} (95%), theory {theory:.6}, rel err {:.4}%",
+        100.0 * rel(mean, theory)
+    );
+    assert!(
+        hw / theory < max_half_width,
+        "{label}: CI half-width {:.3}% too wide for a {:.1}% check",
+        100.0 * hw / theory,
+        100.0 * tol
+    );
+    assert!(
+        rel(mean, theory) < tol,
+        "{label}: sim {mean} vs theory {theory}"
+    );
 }
 
 #[test]
@@ -55,7 +66,13 @@ fn test_mm1k_loss_and_occupancy_match_closed_form() {
     for (rho, k) in [(0.5, 5), (0.9, 10), (2.0, 10)] {
         let (loss, in_system) = run_mm1k(rho, k, 4e6, 10);
         let (p_loss, l) = mm1k(rho, k);
-        check(&format!("M/M/1/{k} rho={rho} loss"), &loss, p_loss, 0.02, 0.01);
+        check(
+            &format!("M/M/1/{k} rho={rho} loss"),
+            &loss,
+            p_loss,
+            0.02,
+            0.01,
+        );
         check(&format!("M/M/1/{k} rho={rho} L"), &in_system, l, 0.02, 0.01);
     }
 }
@@ -72,8 +89,20 @@ fn test_md1_waiting_time_matches_pollaczek_khinchine() {
         "500s",
     );
     let sc = scenario(&v);
-    let waits: Vec<f64> = (1..=10).map(|seed| queue_summary(&sc, seed, "q")["qdelay_mean_s"].as_f64().unwrap()).collect();
-    check("M/D/1 rho=0.8 Wq", &waits, 0.8 * 0.8e-3 / (2.0 * 0.2), 0.02, 0.01);
+    let waits: Vec<f64> = (1..=10)
+        .map(|seed| {
+            queue_summary(&sc, seed, "q")["qdelay_mean_s"]
+                .as_f64()
+                .unwrap()
+        })
+        .collect();
+    check(
+        "M/D/1 rho=0.8 Wq",
+        &waits,
+        0.8 * 0.8e-3 / (2.0 * 0.2),
+        0.02,
+        0.01,
+    );
 }
 
 #[test]
@@ -118,7 +147,9 @@ fn batch_td_drop(rho: f64, b: usize, k: usize) -> f64 {
     }
     let pi = ctmc_stationary(&q);
     // PASTA: batches see the stationary distribution.
-    (0..=k).map(|n| pi[n] * (n + b).saturating_sub(k) as f64 / b as f64).sum()
+    (0..=k)
+        .map(|n| pi[n] * (n + b).saturating_sub(k) as f64 / b as f64)
+        .sum()
 }
 
 #[test]
@@ -131,7 +162,9 @@ fn test_batch_poisson_tail_drop_matches_markov_chain() {
         "400s",
     );
     let sc = scenario(&v);
-    let drops: Vec<f64> = (1..=10).map(|seed| queue_summary(&sc, seed, "q")["loss_rate"].as_f64().unwrap()).collect();
+    let drops: Vec<f64> = (1..=10)
+        .map(|seed| queue_summary(&sc, seed, "q")["loss_rate"].as_f64().unwrap())
+        .collect();
     let exact = batch_td_drop(1.0, 3, 10);
     check("batch-Poisson B=3 TD drop", &drops, exact, 0.02, 0.01);
 }

@@ -72,7 +72,9 @@ pub fn ctmc_stationary(q: &[Vec<f64>]) -> Vec<f64> {
     a[n - 1] = vec![1.0; n];
     b[n - 1] = 1.0;
     for col in 0..n {
-        let piv = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs())).unwrap();
+        let piv = (col..n)
+            .max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))
+            .unwrap();
         a.swap(col, piv);
         b.swap(col, piv);
         for row in 0..n {
