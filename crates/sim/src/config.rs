@@ -152,6 +152,15 @@ impl<'v> Table<'v> {
         cx.err(&self.key_path(key), format!("missing; {what}"));
     }
 
+    /// [`Table::finish`] for a table whose `kind` (or `dist`) says which keys
+    /// it may have: when that is missing or unknown, the other keys cannot
+    /// be judged, so nothing more is reported.
+    pub fn finish_if_kind(self, cx: &mut Cx, kind_known: bool) {
+        if kind_known {
+            self.finish(cx);
+        }
+    }
+
     /// Rejects every key that was not declared, suggesting the nearest
     /// allowed one. A misspelt required key replaces the "missing" error of
     /// the key it was meant to be.

@@ -17,9 +17,14 @@
 //!
 //! Values are real numbers in the quantity's base unit (seconds, bytes, or a
 //! plain count); the caller rounds sizes and counts.
+//!
+//! The transcendental functions come from `libm` (a pure-Rust port of musl's
+//! math library), not from the platform's C library, whose `log` and `pow`
+//! differ between systems in the last bit: that keeps a (scenario, seed)
+//! bit-identical on every machine. Normal deviates for the log-normal use
+//! the Box-Muller transform for the same reason.
 
 use aqmlab_qdisc::rng::{self, Rng};
-use rand_distr::{Distribution, StandardNormal};
 use serde_json::{json, Value};
 
 use crate::config::{self, parse_real_in, show, Cx, Table};
@@ -99,15 +104,16 @@ impl Dist {
     pub fn sample(&self, rng: &mut Rng) -> f64 {
         match *self {
             Dist::Constant(v) => v,
-            Dist::Exponential { mean } => -mean * rng::uniform_open0(rng).ln(),
-            Dist::Pareto { shape, scale } => scale * rng::uniform_open0(rng).powf(-1.0 / shape),
+            Dist::Exponential { mean } => -mean * libm::log(rng::uniform_open0(rng)),
+            Dist::Pareto { shape, scale } => scale * libm::pow(rng::uniform_open0(rng), -1.0 / shape),
             Dist::Pareto2 { shape, scale } => {
-                scale * (rng::uniform_open0(rng).powf(-1.0 / shape) - 1.0)
+                scale * (libm::pow(rng::uniform_open0(rng), -1.0 / shape) - 1.0)
             }
             Dist::Uniform { min, max } => min + (max - min) * rng::uniform(rng),
             Dist::LogNormal { mu, sigma } => {
-                let z: f64 = StandardNormal.sample(rng);
-                (mu + sigma * z).exp()
+                let r = libm::sqrt(-2.0 * libm::log(rng::uniform_open0(rng)));
+                let z = r * libm::cos(std::f64::consts::TAU * rng::uniform(rng));
+                libm::exp(mu + sigma * z)
             }
         }
     }
@@ -120,7 +126,7 @@ impl Dist {
             Dist::Pareto { shape, scale } => (shape > 1.0).then(|| scale * shape / (shape - 1.0)),
             Dist::Pareto2 { shape, scale } => (shape > 1.0).then(|| scale / (shape - 1.0)),
             Dist::Uniform { min, max } => Some((min + max) / 2.0),
-            Dist::LogNormal { mu, sigma } => Some((mu + sigma * sigma / 2.0).exp()),
+            Dist::LogNormal { mu, sigma } => Some(libm::exp(mu + sigma * sigma / 2.0)),
         }
     }
 
@@ -241,7 +247,7 @@ impl Dist {
                     let sigma = sigma?;
                     let mu = match (mu, mean) {
                         (Some(mu), None) => mu,
-                        (None, Some(m)) => m.ln() - sigma * sigma / 2.0,
+                        (None, Some(m)) => libm::log(m) - sigma * sigma / 2.0,
                         _ => {
                             cx.err(&t.path, "give exactly one of \"mu\" (mean of ln X) and \"mean\" (mean of X)");
                             return None;
@@ -253,7 +259,7 @@ impl Dist {
             };
             Some(d)
         })();
-        t.finish(cx);
+        t.finish_if_kind(cx, kind.is_some());
         d
     }
 }

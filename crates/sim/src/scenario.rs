@@ -224,7 +224,7 @@ impl QdiscSpec {
                 _ => unreachable!("parse_choice admits only QDISC_KINDS"),
             })
         })();
-        t.finish(cx);
+        t.finish_if_kind(cx, kind.is_some());
         let spec = spec?;
         let checked = match &spec {
             QdiscSpec::DropTail(p) => p.validate(),
@@ -605,7 +605,7 @@ fn read_topology(cx: &mut Cx, v: &Value, path: &str) -> Option<NetSpec> {
         Some(_) => unreachable!("parse_choice admits only TOPOLOGY_KINDS"),
         None => None,
     };
-    t.finish(cx);
+    t.finish_if_kind(cx, kind.is_some());
     net
 }
 
@@ -1164,7 +1164,7 @@ fn read_group(
     // The source is read apart so that the table is finished (unknown keys
     // reported) whatever goes wrong in it.
     let source = kind.and_then(|kind| read_source(cx, &mut t, kind));
-    t.finish(cx);
+    t.finish_if_kind(cx, kind.is_some());
     let net = net?;
     let (name, source, src, dst, start) = (name?, source?, src?, dst?, start?);
     if let Some(stop) = stop {
