@@ -176,7 +176,9 @@ impl UdpSource {
             Gen::CbrJitter { interval_s } => {
                 *interval_s * (1.0 + (aqmlab_qdisc::rng::uniform(r) - 0.5))
             }
-            Gen::Poisson { mean_gap_s } => -*mean_gap_s * libm::log(aqmlab_qdisc::rng::uniform_open0(r)),
+            Gen::Poisson { mean_gap_s } => {
+                -*mean_gap_s * libm::log(aqmlab_qdisc::rng::uniform_open0(r))
+            }
             Gen::Batch { gap, .. } => gap.sample(r),
             Gen::OnOff {
                 interval_s,

@@ -105,7 +105,9 @@ impl Dist {
         match *self {
             Dist::Constant(v) => v,
             Dist::Exponential { mean } => -mean * libm::log(rng::uniform_open0(rng)),
-            Dist::Pareto { shape, scale } => scale * libm::pow(rng::uniform_open0(rng), -1.0 / shape),
+            Dist::Pareto { shape, scale } => {
+                scale * libm::pow(rng::uniform_open0(rng), -1.0 / shape)
+            }
             Dist::Pareto2 { shape, scale } => {
                 scale * (libm::pow(rng::uniform_open0(rng), -1.0 / shape) - 1.0)
             }
@@ -288,7 +290,7 @@ mod test {
             json!({"dist": "pareto", "shape": 1.3, "scale": "2.3KB"}),
             Quantity::Bytes,
         );
-        assert!((d.mean().unwrap() - 9966.666_666).abs() < 1e-3);
+        assert!((d.mean().unwrap() - 9_966.666_666).abs() < 1e-3);
         // The same given by its mean gives back K.
         let d = parse_ok(
             json!({"dist": "pareto", "shape": 1.3, "mean": "9966.6666666667B"}),

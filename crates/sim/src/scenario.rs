@@ -642,17 +642,32 @@ struct Access {
     delay: DelaySpec,
 }
 
+/// What a dumbbell's hosts get when they do not say, and the keys of the
+/// topology table those values come from.
+struct HostDefaults {
+    count: Option<u64>,
+    rate: Option<f64>,
+    delay: Option<Dist>,
+    rate_key: &'static str,
+    delay_key: &'static str,
+}
+
 /// Reads `senders` or `receivers`: a count, or a list of `{ rate, delay }`.
 fn read_hosts(
     cx: &mut Cx,
     t: &mut Table,
     key: &'static str,
-    default_count: Option<u64>,
-    rate: Option<f64>,
-    delay: Option<Dist>,
-    rate_key: &str,
-    delay_key: &str,
+    defaults: HostDefaults,
 ) -> Option<Vec<Access>> {
+    let HostDefaults {
+        count: default_count,
+        rate,
+        delay,
+        rate_key,
+        delay_key,
+    } = defaults;
+    // A global value that is present but invalid has been reported already.
+    let (rate_given, delay_given) = (t.has(rate_key), t.has(delay_key));
     let path = t.key_path(key);
     let delay_for = |i: usize, d: &Dist| match d {
         Dist::Constant(s) => DelaySpec::Fixed(Duration::from_secs_f64(*s)),
@@ -683,10 +698,10 @@ fn read_hosts(
                 },
             };
             let (Some(rate), Some(delay)) = (rate, delay.as_ref()) else {
-                if rate.is_none() {
+                if rate.is_none() && !rate_given {
                     missing(cx, &path, "the access rate", rate_key);
                 }
-                if delay.is_none() {
+                if delay.is_none() && !delay_given {
                     missing(cx, &path, "the access delay", delay_key);
                 }
                 return None;
@@ -719,10 +734,10 @@ fn read_hosts(
                         delay: delay_for(i, &d),
                     }),
                     (r, d) => {
-                        if r.is_none() && !item.get("rate").is_some() {
+                        if r.is_none() && item.get("rate").is_none() && !rate_given {
                             missing(cx, &format!("{p}.rate"), "the access rate", rate_key);
                         }
-                        if d.is_none() && !item.get("delay").is_some() {
+                        if d.is_none() && item.get("delay").is_none() && !delay_given {
                             missing(cx, &format!("{p}.delay"), "the access delay", delay_key);
                         }
                     }
@@ -778,11 +793,13 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
         cx,
         t,
         "senders",
-        None,
-        access_rate,
-        access_delay,
-        "access_rate",
-        "access_delay",
+        HostDefaults {
+            count: None,
+            rate: access_rate,
+            delay: access_delay,
+            rate_key: "access_rate",
+            delay_key: "access_delay",
+        },
     );
     let (bottleneck, bname) = bottleneck?;
     let receiver_rate = t
@@ -797,11 +814,13 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
         cx,
         t,
         "receivers",
-        Some(senders.len() as u64),
-        Some(receiver_rate),
-        Some(receiver_delay),
-        "receiver_rate",
-        "receiver_delay",
+        HostDefaults {
+            count: Some(senders.len() as u64),
+            rate: Some(receiver_rate),
+            delay: Some(receiver_delay),
+            rate_key: "receiver_rate",
+            delay_key: "receiver_delay",
+        },
     )?;
     let (qdisc, reverse_qdisc, access_qdisc) = (qdisc?, reverse_qdisc?, access_qdisc?);
 
