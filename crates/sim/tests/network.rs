@@ -198,3 +198,28 @@ fn test_trace_samples_backlog_and_cumulative_drops() {
     );
     assert_eq!(col("bottleneck.p"), vec![0.01; 101]);
 }
+
+#[test]
+fn test_drawn_access_delay_is_shared_by_both_directions() {
+    // Access delays drawn per host from a distribution: the host's two
+    // access links get the same draw, so the round-trip propagation delay
+    // is twice the one-way propagation delay seen by the CBR packets.
+    let mut v = cbr_dumbbell();
+    v["topology"]["senders"] = json!(4);
+    v["topology"]["access_delay"] = json!({ "dist": "uniform", "min": "1ms", "max": "30ms" });
+    // A 1 Gb/s bottleneck (receivers at 10 Gb/s) makes packets of different
+    // flows meeting there, which would add queueing, very unlikely.
+    v["topology"]["bottleneck"]["rate"] = json!("1Gbps");
+    let out = run(&scenario(&v), 5);
+    let tx_s = (45_840 + 4_584 + 459) as f64 / 1e9;
+    let mut one_way = Vec::new();
+    for f in out.summary["flows"].as_array().unwrap() {
+        let prop = f["delay_max_s"].as_f64().unwrap() - tx_s;
+        assert!((f["rtt_prop_s"].as_f64().unwrap() - 2.0 * prop).abs() < 1e-9);
+        one_way.push(prop);
+    }
+    // Drawn, so the four hosts differ, within [1, 30] ms + 50.1 ms.
+    assert!(one_way.iter().all(|&p| (0.0511 - 1e-9..=0.0801 + 1e-9).contains(&p)), "{one_way:?}");
+    one_way.dedup();
+    assert_eq!(one_way.len(), 4);
+}
