@@ -39,8 +39,30 @@ class _Group(click.Group):
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(aqmlab.__version__, "--version", "-V", message="aqmlab %(version)s")
-def main() -> None:
+def cli() -> None:
     """aqmlab: simulate queue disciplines at a bottleneck, packet by packet."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The entry point: usage errors, like scenario errors, are one line on
+    stderr and exit status 2."""
+    try:
+        code = cli.main(args=argv, prog_name="aqmlab", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as e:
+        click.echo(e.ctx.get_help() if e.ctx is not None else e.format_message())
+        sys.exit(0)
+    except click.UsageError as e:
+        hint = f" (see 'aqmlab {e.ctx.command.name} --help')" if e.ctx is not None and e.ctx.parent is not None else \
+            " (see 'aqmlab --help')"
+        click.echo(f"error: {e.format_message()}{hint}", err=True)
+        sys.exit(2)
+    except click.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 def _load(path: str, assignments: tuple[str, ...]) -> Scenario:
@@ -50,7 +72,7 @@ def _load(path: str, assignments: tuple[str, ...]) -> Scenario:
 _SET_HELP = "Override a key: --set topology.qdisc.limit=100pkt (repeatable)."
 
 
-@main.command()
+@cli.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=str))
 @click.option("--set", "assignments", multiple=True, metavar="KEY.PATH=VALUE", help=_SET_HELP)
 def validate(scenario: str, assignments: tuple[str, ...]) -> None:
@@ -59,10 +81,11 @@ def validate(scenario: str, assignments: tuple[str, ...]) -> None:
     click.echo(f"{scenario}: valid scenario {sc.name!r}")
 
 
-@main.command()
+@cli.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=str))
 @click.option("--set", "assignments", multiple=True, metavar="KEY.PATH=VALUE", help=_SET_HELP)
-@click.option("--seed", type=click.IntRange(min=0), default=None, help="Run seed (default: the scenario's seed).")
+@click.option("--seed", type=click.IntRange(min=0, max=2**64 - 1), default=None,
+              help="Run seed, 0 to 2^64-1 (default: the scenario's seed).")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON instead of tables.")
 @click.option("--series", "series_out", type=click.Path(dir_okay=False, path_type=str), default=None,
               help="Write the time series to this Parquet file (needs a [trace] table).")
@@ -143,4 +166,4 @@ def format_summary(s: dict[str, Any]) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

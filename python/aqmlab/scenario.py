@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 import tomllib
 from pathlib import Path
@@ -125,7 +126,12 @@ class Scenario:
         return copy.deepcopy(self._data)
 
     def to_json(self) -> str:
-        return json.dumps(self._data, default=str)
+        """The scenario as the engine reads it. Raises :class:`ConfigError`
+        for values JSON cannot carry (NaN, infinity), naming their key."""
+        bad = list(_non_finite(self._data, ""))
+        if bad:
+            raise ConfigError([(p, f"{v!r} is not allowed; numbers must be finite") for p, v in bad])
+        return json.dumps(self._data, default=str, allow_nan=False)
 
     @property
     def name(self) -> str:
@@ -150,6 +156,18 @@ class Scenario:
     def __repr__(self) -> str:
         src = f" from {self.source}" if self.source else ""
         return f"<Scenario {self.name!r}{src}>"
+
+
+def _non_finite(node: Any, path: str):
+    """(key path, value) of every NaN or infinite float in a tree."""
+    if isinstance(node, float) and not math.isfinite(node):
+        yield path, node
+    elif isinstance(node, dict):
+        for k, v in node.items():
+            yield from _non_finite(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _non_finite(v, f"{path}[{i}]")
 
 
 def _set(data: dict[str, Any], path: str, value: Any) -> None:

@@ -77,14 +77,16 @@ impl Duration {
 
 impl Add<Duration> for Time {
     type Output = Time;
+    /// Saturates at `Time::MAX` ("never"): a huge drawn gap or delay must not
+    /// wrap around to the past.
     fn add(self, d: Duration) -> Time {
-        Time(self.0 + d.0)
+        Time(self.0.saturating_add(d.0))
     }
 }
 
 impl AddAssign<Duration> for Time {
     fn add_assign(&mut self, d: Duration) {
-        self.0 += d.0;
+        self.0 = self.0.saturating_add(d.0);
     }
 }
 
@@ -100,7 +102,7 @@ impl Sub<Time> for Time {
 impl Add for Duration {
     type Output = Duration;
     fn add(self, d: Duration) -> Duration {
-        Duration(self.0 + d.0)
+        Duration(self.0.saturating_add(d.0))
     }
 }
 
@@ -128,6 +130,12 @@ mod test {
         assert_eq!(transmission_time(573, 10_000_000), Duration(458_400));
         // 1 B at 3 b/s: 8/3 s = 2.666...s, rounded up.
         assert_eq!(transmission_time(1, 3), Duration(2_666_666_667));
+    }
+
+    #[test]
+    fn test_time_addition_saturates_instead_of_wrapping() {
+        assert_eq!(Time(u64::MAX - 1) + Duration(5), Time::MAX);
+        assert_eq!(Time(3) + Duration::from_secs_f64(1e30), Time::MAX);
     }
 
     #[test]

@@ -92,7 +92,9 @@ impl UdpSource {
                 Size::Fixed(*size_bytes),
             ),
             SourceSpec::Poisson { rate_bps, size } => {
-                let mean_size = size.mean().expect("validated: finite mean size");
+                // Sizes are drawn, then rounded to whole bytes: the mean
+                // rate is met with the mean of the rounded sizes.
+                let mean_size = size.rounded_mean().expect("validated: finite mean size");
                 (
                     Gen::Poisson {
                         mean_gap_s: mean_size * 8.0 / rate_bps,

@@ -280,26 +280,28 @@ pub fn quoted(words: &[&str]) -> String {
 // Quantities with units. Prefixes are decimal (1 KB = 1000 B, 1 Mbps = 1e6
 // bit/s); KiB, MiB and GiB are binary.
 
-/// Splits `"10.5Mbps"` into (10.5, "Mbps").
+/// Splits `"10.5Mbps"` or `"1e-3s"` into the number and the unit: the
+/// longest leading run that reads as a number, then the rest. (No unit
+/// starts with a digit, a sign, a point or the letter e.)
 fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
-    let end = s
-        .char_indices()
-        .find(|&(i, c)| {
-            !(c.is_ascii_digit()
-                || c == '.'
-                || c == '_'
-                || ((c == '-' || c == '+') && i == 0)
-                || ((c == 'e' || c == 'E')
-                    && i > 0
-                    && s[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-')))
+    let numeric = |c: char| c.is_ascii_digit() || matches!(c, '.' | '_' | '+' | '-' | 'e' | 'E');
+    let run = s.find(|c: char| !numeric(c)).unwrap_or(s.len());
+    (1..=run)
+        .rev()
+        .filter(|&end| s.is_char_boundary(end))
+        .find_map(|end| {
+            let number: String = s[..end].chars().filter(|&c| c != '_').collect();
+            number.parse::<f64>().ok().map(|x| (x, s[end..].trim()))
         })
-        .map(|(i, _)| i)
-        .unwrap_or(s.len());
-    let number: String = s[..end].chars().filter(|&c| c != '_').collect();
-    let x: f64 = number.parse().ok()?;
-    Some((x, s[end..].trim()))
 }
+
+/// The largest value of each kind of quantity aqmlab accepts, in base units.
+/// Times stop at 10^9 s (31 years) so that nanosecond arithmetic never comes
+/// near overflow.
+pub const MAX_TIME_NS: f64 = 1e18;
+pub const MAX_RATE_BPS: f64 = 1e15;
+pub const MAX_SIZE_BYTES: f64 = 1e15;
 
 fn unit_quantity(
     v: &Value,
@@ -307,6 +309,11 @@ fn unit_quantity(
     example: &str,
     units: &[(&str, f64)],
 ) -> Result<f64, String> {
+    let (max, max_text) = match kind {
+        "time" => (MAX_TIME_NS, "1e9s"),
+        "rate" => (MAX_RATE_BPS, "1e6Gbps"),
+        _ => (MAX_SIZE_BYTES, "1e15B"),
+    };
     let names: Vec<&str> = units.iter().map(|(u, _)| *u).collect();
     let expected = format!(
         "a {kind} as a string with a unit ({}), e.g. \"{example}\"",
@@ -332,10 +339,14 @@ fn unit_quantity(
                 format!("\"{s}\" has unknown unit \"{unit}\"; expected {expected}{hint}")
             }
         })?;
-    if !x.is_finite() || x < 0.0 {
+    if x.is_nan() || x < 0.0 {
         return Err(format!("\"{s}\" must not be negative"));
     }
-    Ok(x * scale)
+    let value = x * scale;
+    if !value.is_finite() || value > max {
+        return Err(format!("\"{s}\" is too large; at most {max_text}"));
+    }
+    Ok(value)
 }
 
 const TIME_UNITS: &[(&str, f64)] = &[
@@ -460,6 +471,10 @@ mod test {
         );
         let e = parse_rate(&json!("-5Mbps")).unwrap_err();
         assert!(e.contains("negative"), "{e}");
+        let e = parse_duration(&json!("1e999s")).unwrap_err();
+        assert!(e.contains("too large") && e.contains("1e9s"), "{e}");
+        let e = parse_duration(&json!("2e9s")).unwrap_err();
+        assert!(e.contains("too large"), "{e}");
         let e = parse_duration(&json!(5)).unwrap_err();
         assert!(e.contains("bare number 5"), "{e}");
         let e = parse_packet_size(&json!("0B")).unwrap_err();

@@ -308,10 +308,10 @@ impl<'s> Sim<'s> {
         link.mon.backlog(now, link.qdisc.backlog().pkts);
         let idle = !link.busy;
         if dropped {
-            self.flow_drop(pkt.flow);
+            self.flow_drop(&pkt);
         }
         for (p, _) in discards.drain(..) {
-            self.flow_drop(p.flow);
+            self.flow_drop(&p);
         }
         self.discards = discards;
         if idle {
@@ -320,10 +320,13 @@ impl<'s> Sim<'s> {
         self.sync_timer(l);
     }
 
+    /// A packet of a flow was dropped somewhere. It counts against the flow
+    /// if it was sent inside the window, so that `drops / sent` compares
+    /// like with like.
     #[inline]
-    fn flow_drop(&mut self, f: u32) {
-        if self.window.contains(self.now) {
-            self.stats[f as usize].drops += 1;
+    fn flow_drop(&mut self, pkt: &Packet) {
+        if self.window.contains(pkt.sent_at) {
+            self.stats[pkt.flow as usize].drops += 1;
         }
     }
 
@@ -344,7 +347,7 @@ impl<'s> Sim<'s> {
         }
         link.mon.backlog(now, link.qdisc.backlog().pkts);
         for (p, _) in discards.drain(..) {
-            self.flow_drop(p.flow);
+            self.flow_drop(&p);
         }
         self.discards = discards;
     }

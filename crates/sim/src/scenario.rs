@@ -113,20 +113,27 @@ impl NetSpec {
     }
 
     /// Static shortest paths by hop count; among equal next hops the lower
-    /// node index wins, then the lower link index.
+    /// node index wins, then the lower link index. One breadth-first search
+    /// per destination over the reversed links: O(N (N + L)).
     fn compute_routes(&mut self) {
         let n = self.nodes.len();
+        let mut incoming: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut outgoing: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (i, l) in self.links.iter().enumerate() {
+            incoming[l.to as usize].push(i);
+            outgoing[l.from as usize].push(i);
+        }
         let mut next_hop = vec![NO_ROUTE; n * n];
+        let mut dist = vec![usize::MAX; n];
         for dst in 0..n {
-            // Breadth-first search from dst over reversed links.
-            let mut dist = vec![usize::MAX; n];
+            dist.fill(usize::MAX);
             dist[dst] = 0;
             let mut frontier = vec![dst];
             while !frontier.is_empty() {
                 let mut next = Vec::new();
                 for &v in &frontier {
-                    for l in self.links.iter().filter(|l| l.to as usize == v) {
-                        let u = l.from as usize;
+                    for &l in &incoming[v] {
+                        let u = self.links[l].from as usize;
                         if dist[u] == usize::MAX {
                             dist[u] = dist[v] + 1;
                             next.push(u);
@@ -139,14 +146,11 @@ impl NetSpec {
                 if u == dst || dist[u] == usize::MAX {
                     continue;
                 }
-                let best = self
-                    .links
+                let best = outgoing[u]
                     .iter()
-                    .enumerate()
-                    .filter(|(_, l)| l.from as usize == u && dist[l.to as usize] == dist[u] - 1)
-                    .min_by_key(|(i, l)| (l.to, *i))
-                    .map(|(i, _)| i as u32);
-                next_hop[u * n + dst] = best.unwrap_or(NO_ROUTE);
+                    .filter(|&&l| dist[self.links[l].to as usize] == dist[u] - 1)
+                    .min_by_key(|&&l| (self.links[l].to, l));
+                next_hop[u * n + dst] = best.map_or(NO_ROUTE, |&l| l as u32);
             }
         }
         self.next_hop = next_hop;
@@ -282,6 +286,9 @@ pub enum SourceSpec {
         off: Dist,
     },
 }
+
+/// Traffic classes: the RED+Tail classifier and per-class metrics use them.
+pub const CLASSES: &[&str] = &["bulk", "realtime"];
 
 pub const TRAFFIC_KINDS: &[&str] = &["cbr", "poisson", "batch-poisson", "onoff"];
 
@@ -559,6 +566,10 @@ impl NetBuilder {
     }
 
     fn finish(mut self, cx: &mut Cx, path: &str) -> Option<NetSpec> {
+        if self.net.nodes.len() > MAX_NODES {
+            cx.err(path, format!("has {} nodes; at most {MAX_NODES} are supported (routes are a table per pair of nodes)", self.net.nodes.len()));
+            return None;
+        }
         let mut names: Vec<&str> = self.net.links.iter().map(|l| l.name.as_str()).collect();
         names.sort_unstable();
         if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
@@ -590,6 +601,11 @@ impl NetBuilder {
 
 pub const TOPOLOGY_KINDS: &[&str] = &["dumbbell", "chain", "graph"];
 
+/// The most nodes a topology may have (the route table has one entry per
+/// pair of nodes), and the most flows a traffic group may have.
+pub const MAX_NODES: usize = 5000;
+pub const MAX_FLOWS: u64 = 10_000_000;
+
 fn read_topology(cx: &mut Cx, v: &Value, path: &str) -> Option<NetSpec> {
     let mut t = Table::new(cx, v, path)?;
     let kind = t.req(
@@ -616,7 +632,12 @@ struct RateDelay {
 }
 
 fn read_rate_delay(cx: &mut Cx, t: &mut Table) -> Option<RateDelay> {
-    let rate = t.req(cx, "rate", "the link rate, e.g. \"10Mbps\"", parse_rate);
+    let rate = t.req(
+        cx,
+        "rate",
+        "the link rate, e.g. \"10Mbps\"",
+        parse_link_rate,
+    );
     let delay = t.req(
         cx,
         "delay",
@@ -627,6 +648,18 @@ fn read_rate_delay(cx: &mut Cx, t: &mut Table) -> Option<RateDelay> {
         rate_bps: rate?,
         delay: delay?,
     })
+}
+
+/// A link rate: a whole number of bits per second, at least 1.
+fn parse_link_rate(v: &Value) -> Result<f64, String> {
+    let r = parse_rate(v)?;
+    if r < 1.0 || r.fract() != 0.0 {
+        return Err(format!(
+            "{} is not a whole number of bits per second; link rates are at least 1bps",
+            config::show(v)
+        ));
+    }
+    Ok(r)
 }
 
 fn opt_qdisc(cx: &mut Cx, t: &mut Table, key: &'static str) -> Option<QdiscSpec> {
@@ -685,7 +718,18 @@ fn read_hosts(
     match t.raw(key) {
         None | Some(Value::Number(_)) => {
             let n = match t.raw(key) {
-                Some(v) => parse_count(v, 1).map_err(|m| cx.err(&path, m)).ok()?,
+                Some(v) => parse_count(v, 1)
+                    .and_then(|n| {
+                        if n as usize <= MAX_NODES {
+                            Ok(n)
+                        } else {
+                            Err(format!(
+                                "{n} hosts is too many; a topology has at most {MAX_NODES} nodes"
+                            ))
+                        }
+                    })
+                    .map_err(|m| cx.err(&path, m))
+                    .ok()?,
                 None => match default_count {
                     Some(n) => n,
                     None => {
@@ -984,7 +1028,17 @@ fn read_chain(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
         cx,
         "routers",
         "the number of routers R0..Rk in the line",
-        |v| parse_count(v, 2),
+        |v| {
+            parse_count(v, 2).and_then(|n| {
+                if n as usize <= MAX_NODES {
+                    Ok(n)
+                } else {
+                    Err(format!(
+                        "{n} routers is too many; a topology has at most {MAX_NODES} nodes"
+                    ))
+                }
+            })
+        },
     )?;
     let links = read_list(
         cx,
@@ -993,10 +1047,6 @@ fn read_chain(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
         "{ rate, delay, qdisc } tables, one per pair of neighbouring routers",
     )?;
     let hosts = read_list(cx, t, "hosts", "{ name, router, rate, delay } tables")?;
-    let mut b = NetBuilder::new();
-    for r in 0..routers {
-        b.node(format!("R{r}"));
-    }
     if links.len() as u64 != routers - 1 {
         cx.err(
             &t.key_path("links"),
@@ -1007,6 +1057,10 @@ fn read_chain(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
             ),
         );
         return None;
+    }
+    let mut b = NetBuilder::new();
+    for r in 0..routers {
+        b.node(format!("R{r}"));
     }
     for (i, item) in links.iter().enumerate() {
         read_duplex(
@@ -1168,7 +1222,17 @@ fn read_group(
         &format!("one of {}", config::quoted(TRAFFIC_KINDS)),
         |v| parse_choice(v, TRAFFIC_KINDS),
     );
-    let count = t.opt(cx, "count", |v| parse_count(v, 1)).unwrap_or(1);
+    let count = t
+        .opt(cx, "count", |v| {
+            parse_count(v, 1).and_then(|n| {
+                if n <= MAX_FLOWS {
+                    Ok(n)
+                } else {
+                    Err(format!("{n} flows is too many; at most {MAX_FLOWS}"))
+                }
+            })
+        })
+        .unwrap_or(1);
     let default = |hosts: Option<&Vec<u32>>| hosts.filter(|h| !h.is_empty()).cloned();
     let src = read_endpoints(cx, &mut t, "src", net, default(net.map(|n| &n.default_src)));
     let dst = read_endpoints(cx, &mut t, "dst", net, default(net.map(|n| &n.default_dst)));
@@ -1178,8 +1242,8 @@ fn read_group(
     };
     let stop = t.opt(cx, "stop", parse_duration);
     let class = t
-        .opt(cx, "class", parse_str)
-        .unwrap_or_else(|| "realtime".to_string());
+        .opt(cx, "class", |v| parse_choice(v, CLASSES))
+        .unwrap_or("realtime");
     // The source is read apart so that the table is finished (unknown keys
     // reported) whatever goes wrong in it.
     let source = kind.and_then(|kind| read_source(cx, &mut t, kind));
@@ -1200,9 +1264,12 @@ fn read_group(
         dst,
         start,
         stop,
-        class: class_index(classes, &class),
+        class: class_index(classes, class),
     };
-    for j in 0..count.min(group.src.len().max(group.dst.len()) as u32) {
+    // Endpoint pairs repeat every lcm(|src|, |dst|) flows.
+    let (a, b) = (group.src.len() as u64, group.dst.len() as u64);
+    let period = a / gcd(a, b) * b;
+    for j in 0..(count as u64).min(period) as u32 {
         let (s, d) = group.endpoints(j);
         let (sn, dn) = (&net.nodes[s as usize].name, &net.nodes[d as usize].name);
         if s == d {
@@ -1219,6 +1286,18 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
         match t.raw("size") {
             Some(sv) => {
                 let d = Dist::parse(cx, sv, &t.key_path("size"), Quantity::Bytes)?;
+                if let Dist::Constant(b) = d {
+                    if b < 1.0 || b.fract() != 0.0 {
+                        cx.err(
+                            &t.key_path("size"),
+                            format!(
+                                "{} must be a whole number of bytes, at least 1B",
+                                config::show(sv)
+                            ),
+                        );
+                        return None;
+                    }
+                }
                 if d.mean().is_none() {
                     cx.err(
                         &t.key_path("size"),
@@ -1285,14 +1364,25 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
                 .raw("gap")
                 .and_then(|gv| Dist::parse(cx, gv, &t.key_path("gap"), Quantity::Time));
             let (batch, size) = (batch?, size?);
+            if let Dist::Constant(b) = batch {
+                if b < 1.0 || b.fract() != 0.0 {
+                    cx.err(
+                        &t.key_path("batch"),
+                        format!("expected a whole number of packets >= 1, got {b}"),
+                    );
+                    return None;
+                }
+            }
             let gap = match (rate, gap, t.has("rate"), t.has("gap")) {
                 (Some(r), None, _, false) => {
-                    let Some(mean_batch) = batch.mean() else {
+                    // Drawn batch and packet sizes are rounded to whole
+                    // numbers; the rate is met with the rounded means.
+                    let Some(mean_batch) = batch.rounded_mean() else {
                         cx.err(&t.key_path("batch"), "a batch size distribution with an infinite mean cannot be given a rate; give \"gap\" instead");
                         return None;
                     };
                     Dist::Exponential {
-                        mean: mean_batch * size.mean()? * 8.0 / r,
+                        mean: mean_batch * size.rounded_mean()? * 8.0 / r,
                     }
                 }
                 (None, Some(g), false, _) => g,
@@ -1343,7 +1433,38 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
         }
         _ => unreachable!("parse_choice admits only TRAFFIC_KINDS"),
     };
+    // The clock ticks in nanoseconds: a source whose packets (or batches)
+    // would come less than 1 ns apart on average cannot be simulated.
+    let (gap_s, key) = match &source {
+        SourceSpec::Cbr {
+            rate_bps,
+            size_bytes,
+            ..
+        }
+        | SourceSpec::OnOff {
+            rate_bps,
+            size_bytes,
+            ..
+        } => (*size_bytes as f64 * 8.0 / rate_bps, "rate"),
+        SourceSpec::Poisson { rate_bps, size } => (size.rounded_mean()? * 8.0 / rate_bps, "rate"),
+        SourceSpec::Batch { gap, .. } => (
+            gap.mean().unwrap_or(f64::INFINITY),
+            if t.has("gap") { "gap" } else { "rate" },
+        ),
+    };
+    if gap_s < 1e-9 {
+        cx.err(&t.key_path(key), format!("sends {:.3e} packets or batches per second; at most 1e9 per second can be simulated (the clock ticks in nanoseconds)", 1.0 / gap_s));
+        return None;
+    }
     Some(source)
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
 }
 
 fn class_index(classes: &mut Vec<String>, class: &str) -> u8 {
@@ -1496,5 +1617,90 @@ mod test {
         assert!(msg("traffic[1].size").contains("finite mean"));
         assert!(msg("traffic[1].name").contains("unique"));
         assert!(msg("warmup").contains("shorter than duration"));
+    }
+
+    #[test]
+    fn test_endpoint_pairs_checked_over_their_whole_period() {
+        // src [a, b] and dst [c, d, b] repeat every 6 flows; flow 5 is b -> b.
+        let v = json!({
+            "duration": "1s",
+            "topology": { "kind": "graph", "nodes": ["a", "b", "c", "d"], "links": [
+                { "from": "a", "to": "c", "rate": "1Mbps", "delay": "1ms" },
+                { "from": "a", "to": "d", "rate": "1Mbps", "delay": "1ms" },
+                { "from": "b", "to": "c", "rate": "1Mbps", "delay": "1ms" },
+                { "from": "b", "to": "d", "rate": "1Mbps", "delay": "1ms" },
+                { "from": "a", "to": "b", "rate": "1Mbps", "delay": "1ms" },
+            ] },
+            "traffic": [ { "name": "x", "kind": "cbr", "rate": "1kbps", "size": "100B", "count": 6, "src": ["a", "b"], "dst": ["c", "d", "b"] } ],
+        });
+        assert_eq!(
+            errors(&v),
+            vec![(
+                "traffic[0]".to_string(),
+                "flow 5 would send from \"b\" to itself".to_string()
+            )]
+        );
+    }
+
+    #[test]
+    fn test_sources_that_would_stall_the_clock_are_rejected() {
+        let with = |source: Value| {
+            let mut v = dumbbell();
+            v["traffic"][0] = source;
+            error_paths(&v)
+        };
+        let batch = |extra: Value| {
+            let mut g = json!({ "name": "b", "kind": "batch-poisson", "size": "100B", "batch": 3, "rate": "1Mbps" });
+            for (k, val) in extra.as_object().unwrap() {
+                g[k] = val.clone();
+            }
+            g
+        };
+        assert_eq!(with(batch(json!({ "batch": 0 }))), ["traffic[0].batch"]);
+        assert_eq!(with(batch(json!({ "batch": 2.5 }))), ["traffic[0].batch"]);
+        let mut zero_gap = batch(json!({ "gap": "0s" }));
+        zero_gap.as_object_mut().unwrap().remove("rate");
+        assert_eq!(with(zero_gap), ["traffic[0].gap"]);
+        assert_eq!(
+            with(json!({ "name": "c", "kind": "cbr", "rate": "1e5Gbps", "size": "1B" })),
+            ["traffic[0].rate"]
+        );
+        assert_eq!(
+            with(json!({ "name": "p", "kind": "poisson", "rate": "1Mbps", "size": "0B" })),
+            ["traffic[0].size"]
+        );
+    }
+
+    #[test]
+    fn test_sizes_are_bounded_before_anything_is_built() {
+        let mut v = dumbbell();
+        v["topology"] =
+            json!({ "kind": "chain", "routers": 1_000_000_000_000u64, "links": [], "hosts": [] });
+        assert!(errors(&v)[0].1.contains("too many"));
+        let mut v = dumbbell();
+        v["topology"]["senders"] = json!(100_000);
+        assert!(errors(&v)[0].1.contains("too many"));
+        let mut v = dumbbell();
+        v["traffic"][0]["count"] = json!(4_294_967_296u64);
+        assert!(errors(&v)[0].1.contains("too many"));
+    }
+
+    #[test]
+    fn test_batch_rate_uses_rounded_means() {
+        // Exponential batches of mean 3 become max(1, round(X)) packets, of
+        // mean 3.1397: the gap is set from that, not from 3.
+        let mut v = dumbbell();
+        v["traffic"][0] = json!({ "name": "b", "kind": "batch-poisson", "size": "1000B", "rate": "1Mbps",
+                                  "batch": { "dist": "exponential", "mean": 3 } });
+        let sc = Scenario::from_value(&v).unwrap();
+        let SourceSpec::Batch {
+            gap: Dist::Exponential { mean },
+            ..
+        } = &sc.groups[0].source
+        else {
+            panic!()
+        };
+        let rounded = 1.0 + (-0.5f64).exp() / (1.0 - (-1.0f64 / 3.0).exp());
+        assert!((mean - rounded * 8000.0 / 1e6).abs() < 1e-12);
     }
 }

@@ -156,17 +156,23 @@ fn test_same_seed_gives_identical_json_sequentially_and_on_threads() {
 #[test]
 fn test_adding_a_group_leaves_other_groups_draws_unchanged() {
     // Common random numbers: streams are named after the component, so a
-    // new group does not move the first group's arrival times.
+    // new group (here on a link of its own, so that it cannot interact)
+    // does not move the first group's arrival times or sizes: its whole
+    // summary is unchanged, delays included.
+    let link = |from: &str, to: &str| json!({ "from": from, "to": to, "rate": "2Mbps", "delay": "1ms", "qdisc": { "kind": "droptail", "limit": "5pkt" } });
     let base = json!({
         "duration": "20s",
-        "topology": { "kind": "graph", "nodes": ["a", "b"], "links": [
-            { "from": "a", "to": "b", "rate": "1Gbps", "delay": "1ms", "qdisc": { "kind": "droptail", "limit": "inf" } } ] },
-        "traffic": [ { "name": "p", "kind": "poisson", "rate": "1Mbps", "size": "100B", "src": "a", "dst": "b" } ],
+        "topology": { "kind": "graph", "nodes": ["a", "b", "c", "d"], "links": [link("a", "b"), link("c", "d")] },
+        "traffic": [ { "name": "p", "kind": "poisson", "rate": "1.5Mbps", "size": { "dist": "exponential", "mean": "500B" }, "src": "a", "dst": "b" } ],
     });
     let mut more = base.clone();
-    more["traffic"].as_array_mut().unwrap().insert(0, json!({ "name": "q", "kind": "poisson", "rate": "1Mbps", "size": "100B", "src": "a", "dst": "b" }));
-    let p1 = run(&scenario(&base), 3).summary["traffic"]["p"]["sent"].clone();
-    let p2 = run(&scenario(&more), 3).summary["traffic"]["p"]["sent"].clone();
+    more["traffic"].as_array_mut().unwrap().insert(0, json!({ "name": "q", "kind": "poisson", "rate": "1Mbps", "size": "100B", "src": "c", "dst": "d" }));
+    let p1 = run(&scenario(&base), 3).summary["traffic"]["p"].clone();
+    let p2 = run(&scenario(&more), 3).summary["traffic"]["p"].clone();
+    assert!(
+        p1["drops"].as_u64().unwrap() > 0,
+        "the queue is busy enough to matter"
+    );
     assert_eq!(p1, p2);
 }
 
@@ -219,7 +225,12 @@ fn test_drawn_access_delay_is_shared_by_both_directions() {
         one_way.push(prop);
     }
     // Drawn, so the four hosts differ, within [1, 30] ms + 50.1 ms.
-    assert!(one_way.iter().all(|&p| (0.0511 - 1e-9..=0.0801 + 1e-9).contains(&p)), "{one_way:?}");
+    assert!(
+        one_way
+            .iter()
+            .all(|&p| (0.0511 - 1e-9..=0.0801 + 1e-9).contains(&p)),
+        "{one_way:?}"
+    );
     one_way.dedup();
     assert_eq!(one_way.len(), 4);
 }

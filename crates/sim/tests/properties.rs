@@ -66,8 +66,11 @@ proptest! {
         }
         let out = sim.finish(0.0);
         for (name, q) in out.summary["queues"].as_object().unwrap() {
-            let drops: u64 = ["overflow", "early", "forced", "expired", "head", "penalty"].iter().map(|r| q[format!("drops_{r}")].as_u64().unwrap()).sum();
-            prop_assert_eq!(drops, q["drops"].as_u64().unwrap(), "queue {}", name);
+            // Per-class counts are kept apart from the totals: they must add up.
+            let by_class = q["by_class"].as_object().unwrap();
+            let class_sum = |k: &str| by_class.values().map(|c| c[k].as_u64().unwrap()).sum::<u64>();
+            prop_assert_eq!(class_sum("arrivals"), q["arrivals"].as_u64().unwrap(), "queue {}", name);
+            prop_assert_eq!(class_sum("drops"), q["drops"].as_u64().unwrap(), "queue {}", name);
             let u = q["utilization"].as_f64().unwrap();
             prop_assert!((0.0..=1.0).contains(&u), "utilization {} at {}", u, name);
         }
