@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use aqmlab_qdisc::{
-    AnyQdisc, Bernoulli, BernoulliParams, Discard, DropTail, DropTailParams, DropWhere, Limit,
+    AnyQdisc, Bernoulli, BernoulliParams, DropTail, DropTailParams, DropWhere, Effects, Limit,
     Packet, QueueDisc, Time, Verdict,
 };
 use criterion::measurement::WallTime;
@@ -51,9 +51,9 @@ fn pkt(id: u64) -> Packet {
 /// Fills `q` to the working backlog, then measures one offer (and one
 /// dequeue unless the offer was dropped) per iteration.
 fn bench_queue<Q: QueueDisc>(group: &mut BenchmarkGroup<WallTime>, name: &str, mut q: Q) {
-    let mut discards: Vec<Discard> = Vec::with_capacity(4);
+    let mut fx = Effects::default();
     for id in 0..BACKLOG_PKTS {
-        q.enqueue(pkt(id), Time(id), &mut discards);
+        q.enqueue(pkt(id), Time(id), &mut fx);
     }
     assert_eq!(
         q.backlog().pkts as u64,
@@ -64,12 +64,12 @@ fn bench_queue<Q: QueueDisc>(group: &mut BenchmarkGroup<WallTime>, name: &str, m
     group.bench_function(name, |b| {
         b.iter(|| {
             let now = Time(id);
-            let verdict = q.enqueue(black_box(pkt(id)), now, &mut discards);
+            let verdict = q.enqueue(black_box(pkt(id)), now, &mut fx);
             id += 1;
             if !matches!(verdict, Verdict::Dropped(_)) {
-                black_box(q.dequeue(now, &mut discards));
+                black_box(q.dequeue(now, &mut fx));
             }
-            discards.clear();
+            fx.clear();
             verdict
         })
     });

@@ -13,7 +13,7 @@ use crate::fifo::{Backlog, Fifo, Limit};
 use crate::packet::{Ecn, Packet};
 use crate::rng::{self, Rng};
 use crate::time::Time;
-use crate::{Discard, DropReason, ParamError, QueueDisc, Verdict};
+use crate::{DropReason, Effects, ParamError, QueueDisc, Verdict};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BernoulliParams {
@@ -85,13 +85,13 @@ impl Bernoulli {
 
 impl QueueDisc for Bernoulli {
     #[inline]
-    fn enqueue(&mut self, pkt: Packet, _now: Time, _discards: &mut Vec<Discard>) -> Verdict {
+    fn enqueue(&mut self, pkt: Packet, _now: Time, _fx: &mut Effects) -> Verdict {
         let u = rng::uniform(&mut self.rng);
         self.enqueue_with_draw(pkt, u)
     }
 
     #[inline]
-    fn dequeue(&mut self, _now: Time, _discards: &mut Vec<Discard>) -> Option<Packet> {
+    fn dequeue(&mut self, _now: Time, _fx: &mut Effects) -> Option<Packet> {
         self.fifo.pop_front()
     }
 
@@ -161,7 +161,7 @@ mod test {
             q.enqueue_with_draw(pkt(2, Ecn::NotEct), 0.1),
             Verdict::Dropped(DropReason::Early)
         );
-        let head = q.dequeue(Time::ZERO, &mut Vec::new()).unwrap();
+        let head = q.dequeue(Time::ZERO, &mut Effects::default()).unwrap();
         assert_eq!((head.id, head.ecn), (1, Ecn::Ce));
     }
 

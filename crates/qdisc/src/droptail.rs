@@ -9,7 +9,7 @@
 use crate::fifo::{Backlog, Fifo, Limit};
 use crate::packet::Packet;
 use crate::time::Time;
-use crate::{Discard, DropReason, ParamError, QueueDisc, Verdict};
+use crate::{DropReason, Effects, ParamError, QueueDisc, Verdict};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum DropWhere {
@@ -52,7 +52,7 @@ impl DropTail {
 
 impl QueueDisc for DropTail {
     #[inline]
-    fn enqueue(&mut self, pkt: Packet, _now: Time, discards: &mut Vec<Discard>) -> Verdict {
+    fn enqueue(&mut self, pkt: Packet, _now: Time, fx: &mut Effects) -> Verdict {
         let limit = self.params.limit;
         if limit.admits(self.fifo.backlog(), pkt.size_bytes) {
             self.fifo.push_back(pkt);
@@ -67,14 +67,14 @@ impl QueueDisc for DropTail {
                 .fifo
                 .pop_front()
                 .expect("a non-admitting queue is not empty");
-            discards.push((head, DropReason::Overflow));
+            fx.discard(head, DropReason::Overflow);
         }
         self.fifo.push_back(pkt);
         Verdict::Enqueued
     }
 
     #[inline]
-    fn dequeue(&mut self, _now: Time, _discards: &mut Vec<Discard>) -> Option<Packet> {
+    fn dequeue(&mut self, _now: Time, _fx: &mut Effects) -> Option<Packet> {
         self.fifo.pop_front()
     }
 
@@ -104,14 +104,14 @@ mod test {
 
     #[track_caller]
     fn offer(q: &mut DropTail, p: Packet) -> (Verdict, Vec<u64>) {
-        let mut discards = Vec::new();
-        let v = q.enqueue(p, Time::ZERO, &mut discards);
-        (v, discards.iter().map(|(p, _)| p.id).collect())
+        let mut fx = Effects::default();
+        let v = q.enqueue(p, Time::ZERO, &mut fx);
+        (v, fx.discards.iter().map(|(p, _)| p.id).collect())
     }
 
     fn drain(q: &mut DropTail) -> Vec<u64> {
         let mut out = Vec::new();
-        while let Some(p) = q.dequeue(Time::ZERO, &mut Vec::new()) {
+        while let Some(p) = q.dequeue(Time::ZERO, &mut Effects::default()) {
             out.push(p.id);
         }
         out

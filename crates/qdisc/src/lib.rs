@@ -84,6 +84,38 @@ pub enum Verdict {
 /// A packet that left the queue without being transmitted, and why.
 pub type Discard = (Packet, DropReason);
 
+/// What a call did besides its result: the packets it removed without
+/// transmitting them (drop-front, head drops, overflow from another flow's
+/// queue), and whether it set CE on the packet it dequeued. The caller
+/// clears it between calls.
+#[derive(Clone, Debug, Default)]
+pub struct Effects {
+    pub discards: Vec<Discard>,
+    /// The packet returned by `dequeue` was ECN-marked by that call.
+    pub marked: bool,
+}
+
+impl Effects {
+    pub fn clear(&mut self) {
+        self.discards.clear();
+        self.marked = false;
+    }
+
+    #[inline]
+    pub fn discard(&mut self, pkt: Packet, reason: DropReason) {
+        self.discards.push((pkt, reason));
+    }
+}
+
+/// What a discipline may need to know about the link it feeds: its rate
+/// (RED's idle decay and automatic parameters) and its MTU (CoDel's
+/// "queue almost empty" guard, FQ-CoDel's quantum).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkInfo {
+    pub rate_bps: u64,
+    pub mtu_bytes: u32,
+}
+
 /// An invalid parameter: names the parameter, the value and the constraint.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParamError {
@@ -113,14 +145,16 @@ impl std::error::Error for ParamError {}
 /// The operations of a queue discipline, shaped like the kernel's `Qdisc_ops`.
 ///
 /// Every packet a call removes from the system other than the one returned
-/// (drop-front, head drops, overflow from another flow's queue) is pushed to
-/// `discards` with its reason, never hidden.
+/// (drop-front, head drops, overflow from another flow's queue) is reported
+/// in `fx.discards` with its reason, never hidden.
 pub trait QueueDisc {
-    /// Offers an arriving packet. The verdict is about that packet only.
-    fn enqueue(&mut self, pkt: Packet, now: Time, discards: &mut Vec<Discard>) -> Verdict;
+    /// Offers an arriving packet (its `enqueued_at` already set to `now`).
+    /// The verdict is about that packet only.
+    fn enqueue(&mut self, pkt: Packet, now: Time, fx: &mut Effects) -> Verdict;
 
-    /// The next packet to transmit, if any.
-    fn dequeue(&mut self, now: Time, discards: &mut Vec<Discard>) -> Option<Packet>;
+    /// The next packet to transmit, if any. A `None` means the link goes
+    /// idle (RED and BLUE take note).
+    fn dequeue(&mut self, now: Time, fx: &mut Effects) -> Option<Packet>;
 
     /// Packets and bytes held (the packet being transmitted is not held).
     fn backlog(&self) -> Backlog;
@@ -156,12 +190,12 @@ macro_rules! dispatch {
 
 impl QueueDisc for AnyQdisc {
     #[inline]
-    fn enqueue(&mut self, pkt: Packet, now: Time, discards: &mut Vec<Discard>) -> Verdict {
-        dispatch!(self, q => q.enqueue(pkt, now, discards))
+    fn enqueue(&mut self, pkt: Packet, now: Time, fx: &mut Effects) -> Verdict {
+        dispatch!(self, q => q.enqueue(pkt, now, fx))
     }
     #[inline]
-    fn dequeue(&mut self, now: Time, discards: &mut Vec<Discard>) -> Option<Packet> {
-        dispatch!(self, q => q.dequeue(now, discards))
+    fn dequeue(&mut self, now: Time, fx: &mut Effects) -> Option<Packet> {
+        dispatch!(self, q => q.dequeue(now, fx))
     }
     #[inline]
     fn backlog(&self) -> Backlog {

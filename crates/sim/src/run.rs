@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use aqmlab_qdisc::rng;
 use aqmlab_qdisc::time::transmission_time;
 use aqmlab_qdisc::{
-    AnyQdisc, Bernoulli, Discard, DropTail, Duration, Ecn, Packet, QueueDisc, Time, Verdict,
+    AnyQdisc, Bernoulli, DropTail, Duration, Ecn, Effects, Packet, QueueDisc, Time, Verdict,
 };
 use serde_json::{json, Map, Value};
 
@@ -104,7 +104,8 @@ pub struct Sim<'s> {
     stats: Vec<FlowStats>,
     next_id: u64,
     n_events: u64,
-    discards: Vec<Discard>,
+    /// Scratch for what a queue discipline call did besides its result.
+    fx: Effects,
     tracer: Option<Tracer>,
 }
 
@@ -159,7 +160,7 @@ impl<'s> Sim<'s> {
             stats: Vec::new(),
             next_id: 0,
             n_events: 0,
-            discards: Vec::new(),
+            fx: Effects::default(),
             tracer: sc.trace.as_ref().map(|t| Tracer {
                 interval: t.interval,
                 next_at: Time::ZERO,
@@ -291,33 +292,43 @@ impl<'s> Sim<'s> {
     fn enqueue(&mut self, l: u32, mut pkt: Packet) {
         let now = self.now;
         pkt.enqueued_at = now;
-        let mut discards = std::mem::take(&mut self.discards);
+        let mut fx = std::mem::take(&mut self.fx);
+        fx.clear();
         let link = &mut self.links[l as usize];
-        let verdict = link.qdisc.enqueue(pkt, now, &mut discards);
+        let verdict = link.qdisc.enqueue(pkt, now, &mut fx);
         let dropped = matches!(verdict, Verdict::Dropped(_));
         link.mon
-            .arrival(now, pkt.class, dropped, dropped || !discards.is_empty());
+            .arrival(now, pkt.class, dropped, dropped || !fx.discards.is_empty());
         match verdict {
             Verdict::Enqueued => {}
             Verdict::Marked => link.mon.mark(now),
             Verdict::Dropped(reason) => link.mon.drop(now, pkt.class, reason, false),
         }
-        for (p, reason) in &discards {
-            link.mon.drop(now, p.class, *reason, true);
-        }
-        link.mon.backlog(now, link.qdisc.backlog().pkts);
         let idle = !link.busy;
         if dropped {
             self.flow_drop(&pkt);
         }
-        for (p, _) in discards.drain(..) {
-            self.flow_drop(&p);
-        }
-        self.discards = discards;
+        self.fx = fx;
+        self.settle(l);
         if idle {
             self.start_tx(l);
         }
         self.sync_timer(l);
+    }
+
+    /// Accounts for the packets a discipline call discarded (besides an
+    /// arrival's own drop) and brings the backlog integral up to date.
+    fn settle(&mut self, l: u32) {
+        let now = self.now;
+        let link = &mut self.links[l as usize];
+        for (p, reason) in &self.fx.discards {
+            link.mon.drop(now, p.class, *reason, true);
+        }
+        link.mon.backlog(now, link.qdisc.backlog().pkts);
+        for i in 0..self.fx.discards.len() {
+            let p = self.fx.discards[i].0;
+            self.flow_drop(&p);
+        }
     }
 
     /// A packet of a flow was dropped somewhere. It counts against the flow
@@ -332,24 +343,20 @@ impl<'s> Sim<'s> {
 
     fn start_tx(&mut self, l: u32) {
         let now = self.now;
-        let mut discards = std::mem::take(&mut self.discards);
+        self.fx.clear();
         let link = &mut self.links[l as usize];
-        let next = link.qdisc.dequeue(now, &mut discards);
-        for (p, reason) in &discards {
-            link.mon.drop(now, p.class, *reason, true);
-        }
+        let next = link.qdisc.dequeue(now, &mut self.fx);
         if let Some(p) = next {
             link.busy = true;
             link.tx = p;
             link.mon.departure(now, p.class, p.enqueued_at);
+            if self.fx.marked {
+                link.mon.mark(now);
+            }
             let done = now + transmission_time(p.size_bytes, link.rate_bps);
             self.events.schedule(done, Event::TxDone(l));
         }
-        link.mon.backlog(now, link.qdisc.backlog().pkts);
-        for (p, _) in discards.drain(..) {
-            self.flow_drop(&p);
-        }
-        self.discards = discards;
+        self.settle(l);
     }
 
     fn tx_done(&mut self, l: u32) {
