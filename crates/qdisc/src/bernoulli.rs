@@ -59,6 +59,10 @@ impl Bernoulli {
         })
     }
 
+    pub fn params(&self) -> &BernoulliParams {
+        &self.params
+    }
+
     /// The enqueue rule with the uniform draw given, for scripted tests.
     pub fn enqueue_with_draw(&mut self, mut pkt: Packet, u: f64) -> Verdict {
         let hit = bernoulli_decide(self.params.p, u);

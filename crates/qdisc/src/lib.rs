@@ -17,6 +17,7 @@ pub mod droptail;
 pub mod fifo;
 pub mod packet;
 pub mod rng;
+pub mod ted;
 pub mod time;
 
 use std::fmt;
@@ -25,6 +26,7 @@ pub use bernoulli::{Bernoulli, BernoulliParams};
 pub use droptail::{DropTail, DropTailParams, DropWhere};
 pub use fifo::{Backlog, Fifo, Limit};
 pub use packet::{Ecn, Packet};
+pub use ted::{Ted, TedMode, TedParams};
 pub use time::{Duration, Time};
 
 /// Why a packet was dropped. Monitors count drops by reason.
@@ -177,6 +179,7 @@ pub trait QueueDisc {
 pub enum AnyQdisc {
     DropTail(DropTail),
     Bernoulli(Bernoulli),
+    Ted(Ted),
 }
 
 macro_rules! dispatch {
@@ -184,6 +187,7 @@ macro_rules! dispatch {
         match $self {
             AnyQdisc::DropTail($q) => $e,
             AnyQdisc::Bernoulli($q) => $e,
+            AnyQdisc::Ted($q) => $e,
         }
     };
 }

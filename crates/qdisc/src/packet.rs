@@ -3,7 +3,7 @@
 //! A packet is a small `Copy` value: queues hold packets by value, so the hot
 //! path allocates nothing per packet.
 
-use crate::time::Time;
+use crate::time::{Duration, Time};
 
 /// The two ECN bits of the IP header (RFC 3168), reduced to what AQM needs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -17,7 +17,7 @@ pub enum Ecn {
     Ce,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet {
     /// Unique within a run, in order of creation.
     pub id: u64,
@@ -38,4 +38,29 @@ pub struct Packet {
     pub sent_at: Time,
     /// When it arrived at the queue that holds it now (for sojourn time).
     pub enqueued_at: Time,
+    /// Time-driven early discard: the flow's deadline (`Duration::MAX` for
+    /// none), used by queues in locally-bounded-delay mode.
+    pub ted_deadline: Duration,
+    /// Time-driven early discard: the queueing budget left on the path
+    /// (`Duration::MAX` for none), spent by queues in end-to-end mode.
+    pub ted_budget: Duration,
+}
+
+impl Default for Packet {
+    fn default() -> Packet {
+        Packet {
+            id: 0,
+            flow: 0,
+            group: 0,
+            class: 0,
+            ecn: Ecn::NotEct,
+            size_bytes: 0,
+            src: 0,
+            dst: 0,
+            sent_at: Time::ZERO,
+            enqueued_at: Time::ZERO,
+            ted_deadline: Duration::MAX,
+            ted_budget: Duration::MAX,
+        }
+    }
 }

@@ -46,6 +46,7 @@ impl Time {
 
 impl Duration {
     pub const ZERO: Duration = Duration(0);
+    pub const MAX: Duration = Duration(u64::MAX);
 
     pub const fn from_nanos(ns: u64) -> Duration {
         Duration(ns)

@@ -21,6 +21,7 @@ pub mod config;
 pub mod dist;
 pub mod engine;
 pub mod monitor;
+pub mod qdiscs;
 pub mod run;
 pub mod scenario;
 

@@ -348,6 +348,7 @@ impl QueueMonitor {
                         "arrivals": c.arrivals, "drops": c.drops,
                         "loss_rate": num(ratio(c.drops as f64, c.arrivals as f64)),
                         "qdelay_mean_s": num(c.sojourn.mean()), "qdelay_std_s": num(c.sojourn.std()),
+                        "qdelay_max_s": num(c.sojourn.max()),
                     }),
                 )
             })
@@ -369,6 +370,7 @@ impl QueueMonitor {
         );
         m.insert("qdelay_mean_s".into(), num(self.sojourn.mean()));
         m.insert("qdelay_std_s".into(), num(self.sojourn.std()));
+        m.insert("qdelay_max_s".into(), num(self.sojourn.max()));
         m.insert("qlen_mean_pkts".into(), num(mean));
         m.insert("qlen_var_pkts".into(), num(var.max(0.0)));
         m.insert("utilization".into(), num(self.busy_ns as f64 / w_ns));

@@ -13,15 +13,14 @@ use std::collections::VecDeque;
 
 use aqmlab_qdisc::rng;
 use aqmlab_qdisc::time::transmission_time;
-use aqmlab_qdisc::{
-    AnyQdisc, Bernoulli, DropTail, Duration, Ecn, Effects, Packet, QueueDisc, Time, Verdict,
-};
+use aqmlab_qdisc::{AnyQdisc, Duration, Ecn, Effects, Packet, QueueDisc, Time, Verdict};
 use serde_json::{json, Map, Value};
 
 use crate::app::UdpSource;
 use crate::engine::{EventQueue, Timer};
 use crate::monitor::{num, ratio, FlowStats, QueueMonitor, RunningStats, Totals, Window};
-use crate::scenario::{DelaySpec, QdiscSpec, Report, Scenario};
+use crate::qdiscs::describe;
+use crate::scenario::{DelaySpec, Report, Scenario};
 
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -55,6 +54,8 @@ struct Link {
 
 #[derive(Clone, Copy, Debug)]
 struct FlowMeta {
+    /// The group's TED deadline, `Duration::MAX` for none.
+    ted_deadline: Duration,
     group: u16,
     class: u8,
     src: u32,
@@ -109,16 +110,6 @@ pub struct Sim<'s> {
     tracer: Option<Tracer>,
 }
 
-fn build_qdisc(spec: &QdiscSpec, seed: u64, queue: &str) -> AnyQdisc {
-    let stream = rng::stream_seed(seed, &format!("queue[{queue}].qdisc"));
-    match spec {
-        QdiscSpec::DropTail(p) => AnyQdisc::DropTail(DropTail::new(*p).expect("validated")),
-        QdiscSpec::Bernoulli(p) => {
-            AnyQdisc::Bernoulli(Bernoulli::new(*p, stream).expect("validated"))
-        }
-    }
-}
-
 impl<'s> Sim<'s> {
     pub fn new(sc: &'s Scenario, seed: u64) -> Sim<'s> {
         let window = Window {
@@ -139,7 +130,11 @@ impl<'s> Sim<'s> {
                         Duration::from_secs_f64(dist.sample(&mut rng::stream(seed, stream)))
                     }
                 },
-                qdisc: build_qdisc(&l.qdisc, seed, &l.name),
+                qdisc: l.qdisc.build(
+                    l.info(),
+                    rng::stream_seed(seed, &format!("queue[{}].qdisc", l.name)),
+                    &sc.classes,
+                ),
                 busy: false,
                 tx: Packet::default(),
                 in_flight: VecDeque::new(),
@@ -176,6 +171,7 @@ impl<'s> Sim<'s> {
                 let (src, dst) = group.endpoints(j);
                 let f = sim.flows.len() as u32;
                 sim.flows.push(FlowMeta {
+                    ted_deadline: group.ted_deadline.unwrap_or(Duration::MAX),
                     group: g as u16,
                     class: group.class,
                     src,
@@ -273,6 +269,8 @@ impl<'s> Sim<'s> {
             dst: m.dst,
             sent_at: self.now,
             enqueued_at: self.now,
+            ted_deadline: m.ted_deadline,
+            ted_budget: m.ted_deadline,
         };
         self.next_id += 1;
         if self.window.contains(self.now) {
@@ -483,7 +481,7 @@ impl<'s> Sim<'s> {
                 continue;
             }
             let mut q = l.mon.summary(&sc.classes);
-            q.insert("qdisc".into(), spec.qdisc.describe());
+            q.insert("qdisc".into(), describe(&l.qdisc, &sc.classes));
             q.insert(
                 "link".into(),
                 json!({

@@ -6,8 +6,8 @@
 //! access delay drawn from a distribution) are left for the run, because they
 //! depend on the seed.
 
-use aqmlab_qdisc::{BernoulliParams, DropTailParams, DropWhere, Duration, Limit};
-use serde_json::{json, Value};
+use aqmlab_qdisc::{Duration, LinkInfo};
+use serde_json::Value;
 
 pub use crate::config::ConfigError;
 use crate::config::{
@@ -15,6 +15,7 @@ use crate::config::{
     Table,
 };
 use crate::dist::{Dist, Quantity};
+pub use crate::qdiscs::QdiscSpec;
 
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -68,9 +69,19 @@ pub struct LinkSpec {
     pub from: u32,
     pub to: u32,
     pub rate_bps: u64,
+    pub mtu_bytes: u32,
     pub delay: DelaySpec,
     pub qdisc: QdiscSpec,
     pub report: Report,
+}
+
+impl LinkSpec {
+    pub fn info(&self) -> LinkInfo {
+        LinkInfo {
+            rate_bps: self.rate_bps,
+            mtu_bytes: self.mtu_bytes,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -158,111 +169,6 @@ impl NetSpec {
 }
 
 // ---------------------------------------------------------------------------
-// Queue disciplines
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum QdiscSpec {
-    DropTail(DropTailParams),
-    Bernoulli(BernoulliParams),
-}
-
-pub const QDISC_KINDS: &[&str] = &["droptail", "bernoulli"];
-
-impl QdiscSpec {
-    /// The unlimited drop-tail queue used where nothing is configured.
-    pub fn unlimited() -> QdiscSpec {
-        QdiscSpec::DropTail(DropTailParams {
-            limit: Limit::Unlimited,
-            drop: DropWhere::Tail,
-        })
-    }
-
-    pub fn kind(&self) -> &'static str {
-        match self {
-            QdiscSpec::DropTail(_) => "droptail",
-            QdiscSpec::Bernoulli(_) => "bernoulli",
-        }
-    }
-
-    pub fn parse(cx: &mut Cx, v: &Value, path: &str) -> Option<QdiscSpec> {
-        let mut t = Table::new(cx, v, path)?;
-        let kind = t.req(
-            cx,
-            "kind",
-            &format!("one of {}", config::quoted(QDISC_KINDS)),
-            |v| parse_choice(v, QDISC_KINDS),
-        );
-        let limit = t.req(
-            cx,
-            "limit",
-            "a buffer limit such as \"300pkt\", \"450000B\" or \"inf\"",
-            config::parse_limit,
-        );
-        let spec = (|| -> Option<QdiscSpec> {
-            Some(match kind? {
-                "droptail" => {
-                    let drop = t
-                        .opt(cx, "drop", |v| parse_choice(v, &["tail", "front"]))
-                        .unwrap_or("tail");
-                    let drop = if drop == "front" {
-                        DropWhere::Front
-                    } else {
-                        DropWhere::Tail
-                    };
-                    QdiscSpec::DropTail(DropTailParams {
-                        limit: limit?,
-                        drop,
-                    })
-                }
-                "bernoulli" => {
-                    let p = t.req(cx, "p", "the drop probability, a number in [0, 1]", |v| {
-                        config::parse_real_in(v, 0.0, 1.0)
-                    });
-                    let ecn = t.opt(cx, "ecn", parse_bool).unwrap_or(false);
-                    QdiscSpec::Bernoulli(BernoulliParams {
-                        limit: limit?,
-                        p: p?,
-                        ecn,
-                    })
-                }
-                _ => unreachable!("parse_choice admits only QDISC_KINDS"),
-            })
-        })();
-        t.finish_if_kind(cx, kind.is_some());
-        let spec = spec?;
-        let checked = match &spec {
-            QdiscSpec::DropTail(p) => p.validate(),
-            QdiscSpec::Bernoulli(p) => p.validate(),
-        };
-        if let Err(e) = checked {
-            cx.err(&join(path, e.param), e.message);
-            return None;
-        }
-        Some(spec)
-    }
-
-    /// The effective parameters, as the result reports them.
-    pub fn describe(&self) -> Value {
-        fn limit(l: Limit) -> Value {
-            match l {
-                Limit::Packets(n) => json!(format!("{n}pkt")),
-                Limit::Bytes(b) => json!(format!("{b}B")),
-                Limit::Unlimited => json!("inf"),
-            }
-        }
-        match self {
-            QdiscSpec::DropTail(p) => json!({
-                "kind": "droptail", "limit": limit(p.limit),
-                "drop": if p.drop == DropWhere::Front { "front" } else { "tail" },
-            }),
-            QdiscSpec::Bernoulli(p) => {
-                json!({ "kind": "bernoulli", "limit": limit(p.limit), "p": p.p, "ecn": p.ecn })
-            }
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------
 // Traffic
 
 #[derive(Clone, Debug)]
@@ -314,6 +220,8 @@ pub struct GroupSpec {
     pub start: Dist,
     pub stop: Option<Duration>,
     pub class: u8,
+    /// Deadline for time-driven early discard queues on the path.
+    pub ted_deadline: Option<Duration>,
 }
 
 impl GroupSpec {
@@ -549,7 +457,7 @@ impl NetBuilder {
         name: String,
         from: u32,
         to: u32,
-        rate_bps: f64,
+        info: LinkInfo,
         delay: DelaySpec,
         qdisc: QdiscSpec,
         report: Report,
@@ -558,7 +466,8 @@ impl NetBuilder {
             name,
             from,
             to,
-            rate_bps: rate_bps.round() as u64,
+            rate_bps: info.rate_bps,
+            mtu_bytes: info.mtu_bytes,
             delay,
             qdisc,
             report,
@@ -625,11 +534,24 @@ fn read_topology(cx: &mut Cx, v: &Value, path: &str) -> Option<NetSpec> {
     net
 }
 
-/// A link's rate and delay as `{ rate = ..., delay = ... }`.
+/// A link's rate, delay and MTU as `{ rate = ..., delay = ..., mtu = ... }`.
 struct RateDelay {
     rate_bps: f64,
     delay: Duration,
+    mtu_bytes: u32,
 }
+
+impl RateDelay {
+    fn info(&self) -> LinkInfo {
+        LinkInfo {
+            rate_bps: self.rate_bps as u64,
+            mtu_bytes: self.mtu_bytes,
+        }
+    }
+}
+
+/// The MTU of links that do not set one.
+pub const DEFAULT_MTU_BYTES: u32 = 1500;
 
 fn read_rate_delay(cx: &mut Cx, t: &mut Table) -> Option<RateDelay> {
     let rate = t.req(
@@ -644,9 +566,13 @@ fn read_rate_delay(cx: &mut Cx, t: &mut Table) -> Option<RateDelay> {
         "the one-way propagation delay, e.g. \"20ms\"",
         parse_duration,
     );
+    let mtu = t
+        .opt(cx, "mtu", config::parse_packet_size)
+        .unwrap_or(DEFAULT_MTU_BYTES);
     Some(RateDelay {
         rate_bps: rate?,
         delay: delay?,
+        mtu_bytes: mtu,
     })
 }
 
@@ -662,9 +588,16 @@ fn parse_link_rate(v: &Value) -> Result<f64, String> {
     Ok(r)
 }
 
-fn opt_qdisc(cx: &mut Cx, t: &mut Table, key: &'static str) -> Option<QdiscSpec> {
+/// Reads an optional qdisc table; absent, the queue is unlimited drop-tail.
+/// `link` is `None` when the link itself is invalid (already reported).
+fn opt_qdisc(
+    cx: &mut Cx,
+    t: &mut Table,
+    key: &'static str,
+    link: Option<LinkInfo>,
+) -> Option<QdiscSpec> {
     match t.raw(key) {
-        Some(q) => QdiscSpec::parse(cx, q, &t.key_path(key)),
+        Some(q) => QdiscSpec::parse(cx, q, &t.key_path(key), link),
         None => Some(QdiscSpec::unlimited()),
     }
 }
@@ -820,8 +753,13 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
             None
         }
     };
+    let bottleneck_info = bottleneck.as_ref().map(|(rd, _)| rd.info());
+    let access_info = access_rate.map(|r| LinkInfo {
+        rate_bps: r as u64,
+        mtu_bytes: DEFAULT_MTU_BYTES,
+    });
     let qdisc = match t.raw("qdisc") {
-        Some(q) => QdiscSpec::parse(cx, q, &t.key_path("qdisc")),
+        Some(q) => QdiscSpec::parse(cx, q, &t.key_path("qdisc"), bottleneck_info),
         None => {
             t.report_missing(
                 cx,
@@ -831,8 +769,8 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
             None
         }
     };
-    let reverse_qdisc = opt_qdisc(cx, t, "reverse_qdisc");
-    let access_qdisc = opt_qdisc(cx, t, "access_qdisc");
+    let reverse_qdisc = opt_qdisc(cx, t, "reverse_qdisc", bottleneck_info);
+    let access_qdisc = opt_qdisc(cx, t, "access_qdisc", access_info);
     let senders = read_hosts(
         cx,
         t,
@@ -875,7 +813,7 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
         bname.clone(),
         r1,
         r2,
-        bottleneck.rate_bps,
+        bottleneck.info(),
         DelaySpec::Fixed(bottleneck.delay),
         qdisc,
         Report::Always,
@@ -884,7 +822,7 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
         format!("{bname}_rev"),
         r2,
         r1,
-        bottleneck.rate_bps,
+        bottleneck.info(),
         DelaySpec::Fixed(bottleneck.delay),
         reverse_qdisc,
         Report::Always,
@@ -896,7 +834,10 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
             format!("s{i}->R1"),
             h,
             r1,
-            s.rate_bps,
+            LinkInfo {
+                rate_bps: s.rate_bps as u64,
+                mtu_bytes: DEFAULT_MTU_BYTES,
+            },
             s.delay.clone(),
             access_qdisc.clone(),
             Report::IfDropped,
@@ -905,7 +846,10 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
             format!("R1->s{i}"),
             r1,
             h,
-            s.rate_bps,
+            LinkInfo {
+                rate_bps: s.rate_bps as u64,
+                mtu_bytes: DEFAULT_MTU_BYTES,
+            },
             s.delay.clone(),
             access_qdisc.clone(),
             Report::IfDropped,
@@ -918,7 +862,10 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
             format!("R2->d{i}"),
             r2,
             h,
-            d.rate_bps,
+            LinkInfo {
+                rate_bps: d.rate_bps as u64,
+                mtu_bytes: DEFAULT_MTU_BYTES,
+            },
             d.delay.clone(),
             access_qdisc.clone(),
             Report::IfDropped,
@@ -927,7 +874,10 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
             format!("d{i}->R2"),
             h,
             r2,
-            d.rate_bps,
+            LinkInfo {
+                rate_bps: d.rate_bps as u64,
+                mtu_bytes: DEFAULT_MTU_BYTES,
+            },
             d.delay.clone(),
             access_qdisc.clone(),
             Report::IfDropped,
@@ -950,8 +900,9 @@ fn read_duplex(
     };
     let e = ends(cx, &mut l, b);
     let rd = read_rate_delay(cx, &mut l);
-    let qdisc = opt_qdisc(cx, &mut l, "qdisc");
-    let reverse_qdisc = opt_qdisc(cx, &mut l, "reverse_qdisc");
+    let info = rd.as_ref().map(RateDelay::info);
+    let qdisc = opt_qdisc(cx, &mut l, "qdisc", info);
+    let reverse_qdisc = opt_qdisc(cx, &mut l, "reverse_qdisc", info);
     let duplex = l.opt(cx, "duplex", parse_bool).unwrap_or(true);
     let name = l.opt(cx, "name", parse_str);
     let reverse_name = l.opt(cx, "reverse_name", parse_str);
@@ -966,7 +917,7 @@ fn read_duplex(
         name,
         from,
         to,
-        rd.rate_bps,
+        rd.info(),
         DelaySpec::Fixed(rd.delay),
         q,
         report,
@@ -977,7 +928,7 @@ fn read_duplex(
             rname,
             to,
             from,
-            rd.rate_bps,
+            rd.info(),
             DelaySpec::Fixed(rd.delay),
             rq,
             report,
@@ -1241,6 +1192,7 @@ fn read_group(
         None => Some(Dist::Uniform { min: 0.0, max: 1.0 }),
     };
     let stop = t.opt(cx, "stop", parse_duration);
+    let ted_deadline = t.opt(cx, "ted_deadline", parse_duration);
     let class = t
         .opt(cx, "class", |v| parse_choice(v, CLASSES))
         .unwrap_or("realtime");
@@ -1265,6 +1217,7 @@ fn read_group(
         start,
         stop,
         class: class_index(classes, class),
+        ted_deadline,
     };
     // Endpoint pairs repeat every lcm(|src|, |dst|) flows.
     let (a, b) = (group.src.len() as u64, group.dst.len() as u64);

@@ -1,0 +1,202 @@
+//! Queue disciplines in scenario files: reading each kind's table, building
+//! the discipline for a link, and describing its effective parameters.
+//!
+//! Every kind is read by its own function below. A table is checked by
+//! building the discipline once, so a scenario that validates cannot fail
+//! to build; automatic values (which depend on the link) are resolved at
+//! that point and reported by [`describe`].
+
+use aqmlab_qdisc::{
+    AnyQdisc, Bernoulli, BernoulliParams, DropTail, DropTailParams, DropWhere, Duration, Limit,
+    LinkInfo, ParamError, Ted, TedMode, TedParams,
+};
+use serde_json::{json, Map, Value};
+
+use crate::config::{self, join, parse_bool, parse_choice, parse_duration, Cx, Table};
+use crate::scenario::CLASSES;
+
+pub const QDISC_KINDS: &[&str] = &["droptail", "bernoulli", "ted"];
+
+/// A queue discipline as a scenario configures it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum QdiscSpec {
+    DropTail(DropTailParams),
+    Bernoulli(BernoulliParams),
+    Ted(TedSpec),
+}
+
+/// TED's parameters with deadlines by class name: class indices are only
+/// known once every traffic group has been read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TedSpec {
+    pub limit: Limit,
+    pub mode: TedMode,
+    pub deadlines: Vec<(String, Duration)>,
+    pub default_deadline: Option<Duration>,
+}
+
+impl QdiscSpec {
+    /// The unlimited drop-tail queue used where nothing is configured.
+    pub fn unlimited() -> QdiscSpec {
+        QdiscSpec::DropTail(DropTailParams {
+            limit: Limit::Unlimited,
+            drop: DropWhere::Tail,
+        })
+    }
+
+    /// Reads a `qdisc` table for a link described by `link` (`None` when
+    /// the link itself is invalid: then only the table is checked).
+    pub fn parse(cx: &mut Cx, v: &Value, path: &str, link: Option<LinkInfo>) -> Option<QdiscSpec> {
+        let mut t = Table::new(cx, v, path)?;
+        let kind = t.req(
+            cx,
+            "kind",
+            &format!("one of {}", config::quoted(QDISC_KINDS)),
+            |v| parse_choice(v, QDISC_KINDS),
+        );
+        let limit = t.req(
+            cx,
+            "limit",
+            "a buffer limit such as \"300pkt\", \"450000B\" or \"inf\"",
+            config::parse_limit,
+        );
+        let spec = match kind {
+            Some("droptail") => parse_droptail(cx, &mut t, limit),
+            Some("bernoulli") => parse_bernoulli(cx, &mut t, limit),
+            Some("ted") => parse_ted(cx, &mut t, limit),
+            Some(other) => unreachable!("parse_choice admitted {other}"),
+            None => None,
+        };
+        t.finish_if_kind(cx, kind.is_some());
+        let spec = spec?;
+        // An object that exists is valid: build it once to check.
+        if let Some(link) = link {
+            if let Err(e) = spec.try_build(link, 0, &[]) {
+                cx.err(&join(path, e.param), e.message);
+                return None;
+            }
+        }
+        Some(spec)
+    }
+
+    /// The discipline for a link, its random stream seeded with `seed`;
+    /// `classes` maps `Packet::class` indices to class names.
+    pub fn build(&self, link: LinkInfo, seed: u64, classes: &[String]) -> AnyQdisc {
+        self.try_build(link, seed, classes)
+            .expect("a parsed qdisc spec builds")
+    }
+
+    fn try_build(
+        &self,
+        _link: LinkInfo,
+        seed: u64,
+        classes: &[String],
+    ) -> Result<AnyQdisc, ParamError> {
+        Ok(match self {
+            QdiscSpec::DropTail(p) => AnyQdisc::DropTail(DropTail::new(*p)?),
+            QdiscSpec::Bernoulli(p) => AnyQdisc::Bernoulli(Bernoulli::new(*p, seed)?),
+            QdiscSpec::Ted(s) => AnyQdisc::Ted(Ted::new(TedParams {
+                limit: s.limit,
+                mode: s.mode,
+                class_deadlines: classes
+                    .iter()
+                    .map(|c| s.deadlines.iter().find(|(n, _)| n == c).map(|(_, d)| *d))
+                    .collect(),
+                default_deadline: s.default_deadline,
+            })?),
+        })
+    }
+}
+
+fn parse_droptail(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<QdiscSpec> {
+    let drop = match t.opt(cx, "drop", |v| parse_choice(v, &["tail", "front"])) {
+        Some("front") => DropWhere::Front,
+        _ => DropWhere::Tail,
+    };
+    Some(QdiscSpec::DropTail(DropTailParams {
+        limit: limit?,
+        drop,
+    }))
+}
+
+fn parse_bernoulli(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<QdiscSpec> {
+    let p = t.req(cx, "p", "the drop probability, a number in [0, 1]", |v| {
+        config::parse_real_in(v, 0.0, 1.0)
+    });
+    let ecn = t.opt(cx, "ecn", parse_bool).unwrap_or(false);
+    Some(QdiscSpec::Bernoulli(BernoulliParams {
+        limit: limit?,
+        p: p?,
+        ecn,
+    }))
+}
+
+fn parse_ted(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<QdiscSpec> {
+    let mode = match t.opt(cx, "mode", |v| parse_choice(v, &["lbd", "ebd"])) {
+        Some("ebd") => TedMode::Ebd,
+        _ => TedMode::Lbd,
+    };
+    let deadlines = match t.raw("deadlines") {
+        None => Vec::new(),
+        Some(dv) => {
+            let path = t.key_path("deadlines");
+            let mut d = Table::new(cx, dv, &path)?;
+            let mut out = Vec::new();
+            for &class in CLASSES {
+                if let Some(x) = d.opt(cx, class, parse_duration) {
+                    out.push((class.to_string(), x));
+                }
+            }
+            d.finish(cx);
+            out
+        }
+    };
+    let default_deadline = t.opt(cx, "default_deadline", parse_duration);
+    Some(QdiscSpec::Ted(TedSpec {
+        limit: limit?,
+        mode,
+        deadlines,
+        default_deadline,
+    }))
+}
+
+fn limit_value(l: Limit) -> Value {
+    match l {
+        Limit::Packets(n) => json!(format!("{n}pkt")),
+        Limit::Bytes(b) => json!(format!("{b}B")),
+        Limit::Unlimited => json!("inf"),
+    }
+}
+
+fn secs(d: Duration) -> Value {
+    json!(d.as_secs_f64())
+}
+
+/// The effective parameters of a built discipline, as the result reports
+/// them: times in seconds (`_s`), sizes in bytes, after automatic values
+/// are resolved.
+pub fn describe(q: &AnyQdisc, classes: &[String]) -> Value {
+    match q {
+        AnyQdisc::DropTail(q) => {
+            let p = q.params();
+            json!({ "kind": "droptail", "limit": limit_value(p.limit), "drop": if p.drop == DropWhere::Front { "front" } else { "tail" } })
+        }
+        AnyQdisc::Bernoulli(q) => {
+            let p = q.params();
+            json!({ "kind": "bernoulli", "limit": limit_value(p.limit), "p": p.p, "ecn": p.ecn })
+        }
+        AnyQdisc::Ted(q) => {
+            let p = q.params();
+            let deadlines: Map<String, Value> = classes
+                .iter()
+                .zip(&p.class_deadlines)
+                .filter_map(|(c, d)| d.map(|d| (c.clone(), secs(d))))
+                .collect();
+            json!({
+                "kind": "ted", "limit": limit_value(p.limit),
+                "mode": if p.mode == TedMode::Ebd { "ebd" } else { "lbd" },
+                "deadlines_s": deadlines, "default_deadline_s": p.default_deadline.map(secs),
+            })
+        }
+    }
+}
