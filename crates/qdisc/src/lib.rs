@@ -16,6 +16,7 @@ pub mod bernoulli;
 pub mod droptail;
 pub mod fifo;
 pub mod packet;
+pub mod pie;
 pub mod rng;
 pub mod time;
 
@@ -25,6 +26,7 @@ pub use bernoulli::{Bernoulli, BernoulliParams};
 pub use droptail::{DropTail, DropTailParams, DropWhere};
 pub use fifo::{Backlog, Fifo, Limit};
 pub use packet::{Ecn, Packet};
+pub use pie::{DelayEstimator, Pie, PieAction, PieParams, PieState};
 pub use time::{Duration, Time};
 
 /// Why a packet was dropped. Monitors count drops by reason.
