@@ -16,6 +16,7 @@ pub mod bernoulli;
 pub mod droptail;
 pub mod fifo;
 pub mod packet;
+pub mod pie;
 pub mod rng;
 pub mod ted;
 pub mod time;
@@ -26,6 +27,7 @@ pub use bernoulli::{Bernoulli, BernoulliParams};
 pub use droptail::{DropTail, DropTailParams, DropWhere};
 pub use fifo::{Backlog, Fifo, Limit};
 pub use packet::{Ecn, Packet};
+pub use pie::{DelayEstimator, Pie, PieAction, PieParams, PieState};
 pub use ted::{Ted, TedMode, TedParams};
 pub use time::{Duration, Time};
 
@@ -180,6 +182,7 @@ pub enum AnyQdisc {
     DropTail(DropTail),
     Bernoulli(Bernoulli),
     Ted(Ted),
+    Pie(Pie),
 }
 
 macro_rules! dispatch {
@@ -188,6 +191,7 @@ macro_rules! dispatch {
             AnyQdisc::DropTail($q) => $e,
             AnyQdisc::Bernoulli($q) => $e,
             AnyQdisc::Ted($q) => $e,
+            AnyQdisc::Pie($q) => $e,
         }
     };
 }

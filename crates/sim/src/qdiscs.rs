@@ -7,15 +7,15 @@
 //! that point and reported by [`describe`].
 
 use aqmlab_qdisc::{
-    AnyQdisc, Bernoulli, BernoulliParams, DropTail, DropTailParams, DropWhere, Duration, Limit,
-    LinkInfo, ParamError, Ted, TedMode, TedParams,
+    AnyQdisc, Bernoulli, BernoulliParams, DelayEstimator, DropTail, DropTailParams, DropWhere,
+    Duration, Limit, LinkInfo, ParamError, Pie, PieParams, Ted, TedMode, TedParams,
 };
 use serde_json::{json, Map, Value};
 
 use crate::config::{self, join, parse_bool, parse_choice, parse_duration, Cx, Table};
 use crate::scenario::CLASSES;
 
-pub const QDISC_KINDS: &[&str] = &["droptail", "bernoulli", "ted"];
+pub const QDISC_KINDS: &[&str] = &["droptail", "bernoulli", "ted", "pie"];
 
 /// A queue discipline as a scenario configures it.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,6 +23,7 @@ pub enum QdiscSpec {
     DropTail(DropTailParams),
     Bernoulli(BernoulliParams),
     Ted(TedSpec),
+    Pie(PieParams),
 }
 
 /// TED's parameters with deadlines by class name: class indices are only
@@ -54,16 +55,22 @@ impl QdiscSpec {
             &format!("one of {}", config::quoted(QDISC_KINDS)),
             |v| parse_choice(v, QDISC_KINDS),
         );
-        let limit = t.req(
-            cx,
-            "limit",
-            "a buffer limit such as \"300pkt\", \"450000B\" or \"inf\"",
-            config::parse_limit,
-        );
+        // Disciplines with a standard default limit (CoDel, PIE, FQ-CoDel)
+        // take it when none is given; the others need one.
+        let limit = match kind.and_then(default_limit) {
+            Some(default) => t.opt(cx, "limit", config::parse_limit).or(Some(default)),
+            None => t.req(
+                cx,
+                "limit",
+                "a buffer limit such as \"300pkt\", \"450000B\" or \"inf\"",
+                config::parse_limit,
+            ),
+        };
         let spec = match kind {
             Some("droptail") => parse_droptail(cx, &mut t, limit),
             Some("bernoulli") => parse_bernoulli(cx, &mut t, limit),
             Some("ted") => parse_ted(cx, &mut t, limit),
+            Some("pie") => parse_pie(cx, &mut t, limit),
             Some(other) => unreachable!("parse_choice admitted {other}"),
             None => None,
         };
@@ -95,6 +102,7 @@ impl QdiscSpec {
         Ok(match self {
             QdiscSpec::DropTail(p) => AnyQdisc::DropTail(DropTail::new(*p)?),
             QdiscSpec::Bernoulli(p) => AnyQdisc::Bernoulli(Bernoulli::new(*p, seed)?),
+            QdiscSpec::Pie(p) => AnyQdisc::Pie(Pie::new(p.clone(), seed)?),
             QdiscSpec::Ted(s) => AnyQdisc::Ted(Ted::new(TedParams {
                 limit: s.limit,
                 mode: s.mode,
@@ -106,6 +114,37 @@ impl QdiscSpec {
             })?),
         })
     }
+}
+
+/// The limit a kind has when a scenario gives none (RFC 8289, 8033, 8290
+/// and Linux), or `None` where a limit is required.
+fn default_limit(kind: &str) -> Option<Limit> {
+    match kind {
+        "pie" => Some(PieParams::default().limit),
+        _ => None,
+    }
+}
+
+/// Overwrites `field` with the value of `key`, if the table has it.
+fn set<T>(
+    cx: &mut Cx,
+    t: &mut Table,
+    key: &'static str,
+    field: &mut T,
+    parse: impl FnOnce(&Value) -> Result<T, String>,
+) {
+    if let Some(v) = t.opt(cx, key, parse) {
+        *field = v;
+    }
+}
+
+/// Any finite real number; each discipline's `validate` checks its range.
+fn real(v: &Value) -> Result<f64, String> {
+    config::parse_real_in(v, f64::MIN, f64::MAX)
+}
+
+fn whole_bytes(v: &Value) -> Result<u32, String> {
+    config::parse_packet_size(v)
 }
 
 fn parse_droptail(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<QdiscSpec> {
@@ -160,6 +199,48 @@ fn parse_ted(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<QdiscSp
     }))
 }
 
+fn parse_pie(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<QdiscSpec> {
+    let mut p = PieParams {
+        limit: limit?,
+        ..PieParams::default()
+    };
+    set(cx, t, "qdelay_ref", &mut p.qdelay_ref, parse_duration);
+    set(cx, t, "t_update", &mut p.t_update, parse_duration);
+    set(cx, t, "alpha", &mut p.alpha, real);
+    set(cx, t, "beta", &mut p.beta, real);
+    set(cx, t, "max_burst", &mut p.max_burst, parse_duration);
+    set(cx, t, "delay_estimator", &mut p.delay_estimator, |v| {
+        Ok(match parse_choice(v, &["timestamp", "dequeue_rate"])? {
+            "dequeue_rate" => DelayEstimator::DequeueRate,
+            _ => DelayEstimator::Timestamp,
+        })
+    });
+    set(cx, t, "dq_threshold", &mut p.dq_threshold_bytes, |v| {
+        whole_bytes(v).map(u64::from)
+    });
+    set(cx, t, "dq_rate_weight", &mut p.dq_rate_weight, real);
+    set(
+        cx,
+        t,
+        "mean_pktsize",
+        &mut p.mean_pktsize_bytes,
+        whole_bytes,
+    );
+    set(cx, t, "derandomize", &mut p.derandomize, parse_bool);
+    set(
+        cx,
+        t,
+        "cap_drop_adjustment",
+        &mut p.cap_drop_adjustment,
+        parse_bool,
+    );
+    set(cx, t, "ecn", &mut p.ecn, parse_bool);
+    set(cx, t, "mark_ecn_threshold", &mut p.mark_ecn_threshold, real);
+    set(cx, t, "byte_mode", &mut p.byte_mode, parse_bool);
+    set(cx, t, "idle_decay_factor", &mut p.idle_decay_factor, real);
+    Some(QdiscSpec::Pie(p))
+}
+
 fn limit_value(l: Limit) -> Value {
     match l {
         Limit::Packets(n) => json!(format!("{n}pkt")),
@@ -184,6 +265,18 @@ pub fn describe(q: &AnyQdisc, classes: &[String]) -> Value {
         AnyQdisc::Bernoulli(q) => {
             let p = q.params();
             json!({ "kind": "bernoulli", "limit": limit_value(p.limit), "p": p.p, "ecn": p.ecn })
+        }
+        AnyQdisc::Pie(q) => {
+            let p = q.effective();
+            json!({
+                "kind": "pie", "limit": limit_value(p.limit), "qdelay_ref_s": secs(p.qdelay_ref),
+                "t_update_s": secs(p.t_update), "alpha": p.alpha, "beta": p.beta, "max_burst_s": secs(p.max_burst),
+                "delay_estimator": if p.delay_estimator == DelayEstimator::DequeueRate { "dequeue_rate" } else { "timestamp" },
+                "dq_threshold_bytes": p.dq_threshold_bytes, "dq_rate_weight": p.dq_rate_weight,
+                "mean_pktsize_bytes": p.mean_pktsize_bytes, "derandomize": p.derandomize,
+                "cap_drop_adjustment": p.cap_drop_adjustment, "ecn": p.ecn, "mark_ecn_threshold": p.mark_ecn_threshold,
+                "byte_mode": p.byte_mode, "idle_decay_factor": p.idle_decay_factor,
+            })
         }
         AnyQdisc::Ted(q) => {
             let p = q.params();

@@ -28,14 +28,25 @@ fn test_ted_lbd_never_sends_late_and_only_expires() {
     // CBR at 12 Mb/s into 10 Mb/s: the queue would grow without bound; with
     // a 5 ms deadline and no limit every drop is an expiry, and no packet is
     // transmitted after waiting more than 5 ms.
-    let v = line(&[("10Mbps", json!({ "kind": "ted", "limit": "inf", "deadlines": { "realtime": "5ms" } }))], "12Mbps", None);
+    let v = line(
+        &[(
+            "10Mbps",
+            json!({ "kind": "ted", "limit": "inf", "deadlines": { "realtime": "5ms" } }),
+        )],
+        "12Mbps",
+        None,
+    );
     let q = &run(&scenario(&v), 1).summary["queues"]["q0"];
     assert!(q["qdelay_max_s"].as_f64().unwrap() <= 0.005);
     let drops = q["drops"].as_u64().unwrap();
     assert_eq!(q["drops_expired"].as_u64().unwrap(), drops);
     // 1/6 of the offered packets cannot be carried: the loss rate is 1/6
     // up to the packets queued at the window's edges.
-    assert!((q["loss_rate"].as_f64().unwrap() - 1.0 / 6.0).abs() < 0.002, "{}", q["loss_rate"]);
+    assert!(
+        (q["loss_rate"].as_f64().unwrap() - 1.0 / 6.0).abs() < 0.002,
+        "{}",
+        q["loss_rate"]
+    );
     // The queue settles where packets wait just under 5 ms (6.25 packets of
     // 0.8 ms): the mean wait is close to the deadline.
     assert!(q["qdelay_mean_s"].as_f64().unwrap() > 0.004);
@@ -51,12 +62,19 @@ fn test_ted_ebd_budget_bounds_the_sum_of_queueing_delays() {
     // 10 Mb/s (0.8 ms) and at 8 Mb/s (1 ms).
     let fixed = 0.002 + 0.0008 + 0.001;
     let queueing_max = |mode: &str| {
-        let v = line(&[("10Mbps", ted(mode)), ("8Mbps", ted(mode))], "12Mbps", Some("8ms"));
+        let v = line(
+            &[("10Mbps", ted(mode)), ("8Mbps", ted(mode))],
+            "12Mbps",
+            Some("8ms"),
+        );
         let out = run(&scenario(&v), 1);
         let f = &out.summary["flows"][0];
         let q = &out.summary["queues"];
         assert_eq!(q["q0"]["drops"], q["q0"]["drops_expired"]);
-        assert!(q["q1"]["drops_expired"].as_u64().unwrap() > 0, "both queues are congested");
+        assert!(
+            q["q1"]["drops_expired"].as_u64().unwrap() > 0,
+            "both queues are congested"
+        );
         f["delay_max_s"].as_f64().unwrap() - fixed
     };
     let ebd = queueing_max("ebd");
@@ -64,4 +82,59 @@ fn test_ted_ebd_budget_bounds_the_sum_of_queueing_delays() {
     let lbd = queueing_max("lbd");
     assert!(lbd > 0.012, "lbd lets each hop use its deadline: {lbd}");
     assert!(lbd <= 0.016 + 1e-9);
+}
+
+/// The RFC 8033 update, written again here from the RFC's description as an
+/// independent check: the drop probability after an update, from the one
+/// before, the queueing delay now and at the previous update.
+fn pie_rule(prob: f64, qdelay: f64, qdelay_old: f64) -> f64 {
+    let (alpha, beta, qdelay_ref) = (0.125, 1.25, 0.015);
+    let mut p = alpha * (qdelay - qdelay_ref) + beta * (qdelay - qdelay_old);
+    // Auto-scaling by the probability before the update (RFC 8033 4.2).
+    let scale = [(1e-6, 2048.0), (1e-5, 512.0), (1e-4, 128.0), (1e-3, 32.0), (1e-2, 8.0), (1e-1, 2.0)]
+        .iter()
+        .find(|(bound, _)| prob < *bound)
+        .map_or(1.0, |(_, div)| 1.0 / div);
+    p *= scale;
+    // Cap-drop adjustment (5.5): above 10% rise by at most 2% at a time.
+    if prob >= 0.1 && p > 0.02 {
+        p = 0.02;
+    }
+    let mut next = prob + p;
+    if qdelay == 0.0 && qdelay_old == 0.0 {
+        next *= 0.98;
+    }
+    next.clamp(0.0, 1.0)
+}
+
+#[test]
+fn test_pie_drop_prob_follows_the_update_rule_in_a_run() {
+    // Poisson at 8 Mb/s into 10 Mb/s, plus 6 Mb/s of CBR from 5 s to 15 s:
+    // the probability rises while overloaded (through the scaled steps and
+    // the 2% cap) and decays after. Sampling every t_update gives the state
+    // after each update; each must follow from the previous one.
+    let v = json!({
+        "duration": "25s",
+        "trace": { "interval": "15ms", "queues": ["q"] },
+        "topology": { "kind": "graph", "nodes": ["a", "b"], "links": [
+            { "from": "a", "to": "b", "rate": "10Mbps", "delay": "1ms", "duplex": false, "name": "q", "qdisc": { "kind": "pie" } } ] },
+        "traffic": [
+            { "name": "p", "kind": "poisson", "rate": "8Mbps", "size": { "dist": "exponential", "mean": "1000B" }, "src": "a", "dst": "b", "start": "0s" },
+            { "name": "c", "kind": "cbr", "rate": "6Mbps", "size": "1000B", "src": "a", "dst": "b", "start": "5s", "stop": "15s" },
+        ],
+    });
+    let out = run(&scenario(&v), 1);
+    let col = |n: &str| out.series.iter().find(|(name, _)| name == n).unwrap().1.clone();
+    // After an update, qdelay_old holds the delay that update used.
+    let (prob, qdelay) = (col("q.drop_prob"), col("q.qdelay_old"));
+    assert!(prob.iter().cloned().fold(0.0, f64::max) > 0.1, "the run must reach the capped region");
+    let mut checked = 0;
+    for k in 1..prob.len() {
+        let expected = pie_rule(prob[k - 1], qdelay[k], qdelay[k - 1]);
+        assert!((prob[k] - expected).abs() <= 1e-12 * expected.max(1e-12), "update {k}: {} vs {expected}", prob[k]);
+        checked += 1;
+    }
+    assert_eq!(checked, 25_000 / 15);
+    assert!(*prob.last().unwrap() < 0.01, "decays once the overload ends");
+    assert!(out.summary["queues"]["q"]["drops_early"].as_u64().unwrap() > 0);
 }
