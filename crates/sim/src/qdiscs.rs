@@ -102,7 +102,7 @@ impl QdiscSpec {
         Ok(match self {
             QdiscSpec::DropTail(p) => AnyQdisc::DropTail(DropTail::new(*p)?),
             QdiscSpec::Bernoulli(p) => AnyQdisc::Bernoulli(Bernoulli::new(*p, seed)?),
-            QdiscSpec::Pie(p) => AnyQdisc::Pie(Pie::new(p.clone(), seed)?),
+            QdiscSpec::Pie(p) => AnyQdisc::Pie(Pie::new(*p, seed)?),
             QdiscSpec::Ted(s) => AnyQdisc::Ted(Ted::new(TedParams {
                 limit: s.limit,
                 mode: s.mode,
