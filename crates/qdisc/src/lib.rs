@@ -13,8 +13,10 @@
 //! FIFO every discipline queues into), then one module per discipline.
 
 pub mod bernoulli;
+pub mod codel;
 pub mod droptail;
 pub mod fifo;
+pub mod fq_codel;
 pub mod packet;
 pub mod pie;
 pub mod rng;
@@ -24,8 +26,10 @@ pub mod time;
 use std::fmt;
 
 pub use bernoulli::{Bernoulli, BernoulliParams};
+pub use codel::{codel_dequeue, Codel, CodelLaw, CodelParams, CodelState, CodelStats};
 pub use droptail::{DropTail, DropTailParams, DropWhere};
 pub use fifo::{Backlog, Fifo, Limit};
+pub use fq_codel::{FlowList, FqCodel, FqCodelParams, FqCodelStats};
 pub use packet::{Ecn, Packet};
 pub use pie::{DelayEstimator, Pie, PieAction, PieParams, PieState};
 pub use ted::{Ted, TedMode, TedParams};
