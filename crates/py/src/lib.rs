@@ -26,8 +26,7 @@ fn run(py: Python<'_>, scenario_json: &str, seed: Option<u64>) -> PyResult<Strin
     let text = scenario_json.to_owned();
     py.allow_threads(move || aqmlab_sim::run_json(&text, seed))
         .map_err(|errs| {
-            let problems: Vec<(String, String)> =
-                errs.into_iter().map(|e| (e.path, e.message)).collect();
+            let problems: Vec<(String, String)> = errs.into_iter().map(|e| (e.path, e.message)).collect();
             PyValueError::new_err(problems)
         })
 }

@@ -8,8 +8,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use aqmlab_qdisc::{
-    AnyQdisc, Bernoulli, BernoulliParams, DropTail, DropTailParams, DropWhere, Effects, Limit,
-    Packet, QueueDisc, Time, Verdict,
+    AnyQdisc, Bernoulli, BernoulliParams, DropTail, DropTailParams, DropWhere, Effects, Limit, Packet, QueueDisc, Time,
+    Verdict,
 };
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
@@ -55,11 +55,7 @@ fn bench_queue<Q: QueueDisc>(group: &mut BenchmarkGroup<WallTime>, name: &str, m
     for id in 0..BACKLOG_PKTS {
         q.enqueue(pkt(id), Time(id), &mut fx);
     }
-    assert_eq!(
-        q.backlog().pkts as u64,
-        BACKLOG_PKTS,
-        "{name}: the fill must not drop"
-    );
+    assert_eq!(q.backlog().pkts as u64, BACKLOG_PKTS, "{name}: the fill must not drop");
     let mut id = BACKLOG_PKTS;
     group.bench_function(name, |b| {
         b.iter(|| {
@@ -81,11 +77,7 @@ fn enqueue_dequeue(c: &mut Criterion) {
     bench_queue(&mut group, "droptail", droptail());
     bench_queue(&mut group, "bernoulli", bernoulli());
     bench_queue(&mut group, "any/droptail", AnyQdisc::DropTail(droptail()));
-    bench_queue(
-        &mut group,
-        "any/bernoulli",
-        AnyQdisc::Bernoulli(bernoulli()),
-    );
+    bench_queue(&mut group, "any/bernoulli", AnyQdisc::Bernoulli(bernoulli()));
     group.finish();
 }
 

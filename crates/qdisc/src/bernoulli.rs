@@ -27,10 +27,7 @@ impl BernoulliParams {
     pub fn validate(&self) -> Result<(), ParamError> {
         self.limit.validate()?;
         if !(0.0..=1.0).contains(&self.p) {
-            return Err(ParamError::new(
-                "p",
-                format!("must be in [0, 1] (got {})", self.p),
-            ));
+            return Err(ParamError::new("p", format!("must be in [0, 1] (got {})", self.p)));
         }
         Ok(())
     }
@@ -69,11 +66,7 @@ impl Bernoulli {
         if hit && !(self.params.ecn && pkt.ecn != Ecn::NotEct) {
             return Verdict::Dropped(DropReason::Early);
         }
-        if !self
-            .params
-            .limit
-            .admits(self.fifo.backlog(), pkt.size_bytes)
-        {
+        if !self.params.limit.admits(self.fifo.backlog(), pkt.size_bytes) {
             return Verdict::Dropped(DropReason::Overflow);
         }
         if hit {
@@ -172,10 +165,7 @@ mod test {
     #[test]
     fn test_full_queue_overflows_after_surviving_draw() {
         let mut q = bernoulli(0.5, 1, false);
-        assert_eq!(
-            q.enqueue_with_draw(pkt(1, Ecn::NotEct), 0.9),
-            Verdict::Enqueued
-        );
+        assert_eq!(q.enqueue_with_draw(pkt(1, Ecn::NotEct), 0.9), Verdict::Enqueued);
         assert_eq!(
             q.enqueue_with_draw(pkt(2, Ecn::NotEct), 0.9),
             Verdict::Dropped(DropReason::Overflow)

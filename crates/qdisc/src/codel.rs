@@ -202,12 +202,7 @@ pub fn control_law(t: Time, interval: Duration, count: u32) -> Time {
 /// Takes the head packet and says whether it may be dropped (the RFC's
 /// `dodequeue`). An empty queue clears `first_above_time`.
 #[inline]
-fn take_head(
-    law: &CodelLaw,
-    s: &mut CodelState,
-    queue: &mut Fifo,
-    now: Time,
-) -> Option<(Packet, bool)> {
+fn take_head(law: &CodelLaw, s: &mut CodelState, queue: &mut Fifo, now: Time) -> Option<(Packet, bool)> {
     let Some(pkt) = queue.pop_front() else {
         s.first_above_time = None;
         return None;
@@ -296,8 +291,7 @@ pub fn codel_dequeue(
         };
         s.dropping = true;
         let delta = s.count.saturating_sub(s.lastcount);
-        let recent = now.saturating_since(s.drop_next).nanos()
-            < law.interval.nanos().saturating_mul(REENTRY_INTERVALS);
+        let recent = now.saturating_since(s.drop_next).nanos() < law.interval.nanos().saturating_mul(REENTRY_INTERVALS);
         s.count = if delta > 1 && recent { delta } else { 1 };
         s.drop_next = control_law(now, law.interval, s.count);
         s.lastcount = s.count;
@@ -360,11 +354,7 @@ impl Codel {
 impl QueueDisc for Codel {
     #[inline]
     fn enqueue(&mut self, pkt: Packet, _now: Time, _fx: &mut Effects) -> Verdict {
-        if !self
-            .params
-            .limit
-            .admits(self.fifo.backlog(), pkt.size_bytes)
-        {
+        if !self.params.limit.admits(self.fifo.backlog(), pkt.size_bytes) {
             return Verdict::Dropped(DropReason::Overflow);
         }
         self.fifo.push_back(pkt);
@@ -373,14 +363,7 @@ impl QueueDisc for Codel {
 
     #[inline]
     fn dequeue(&mut self, now: Time, fx: &mut Effects) -> Option<Packet> {
-        codel_dequeue(
-            &self.law,
-            &mut self.state,
-            &mut self.stats,
-            &mut self.fifo,
-            now,
-            fx,
-        )
+        codel_dequeue(&self.law, &mut self.state, &mut self.stats, &mut self.fifo, now, fx)
     }
 
     #[inline]
@@ -396,10 +379,7 @@ impl QueueDisc for Codel {
         out("dropping", if s.dropping { 1.0 } else { 0.0 });
         out("drop_next", s.drop_next.as_secs_f64());
         out("qdelay", s.qdelay.as_secs_f64());
-        out(
-            "first_above_time",
-            s.first_above_time.map_or(0.0, Time::as_secs_f64),
-        );
+        out("first_above_time", s.first_above_time.map_or(0.0, Time::as_secs_f64));
     }
 }
 
@@ -543,9 +523,7 @@ mod test {
         ];
         let mut q = codel(CodelParams::default());
         fill(&mut q, 0, 100, MTU, Ecn::NotEct, Time::ZERO);
-        let mut events: Vec<(Time, bool)> = (1..=505)
-            .flat_map(|k| [(ms(k), true), (ms(k), false)])
-            .collect();
+        let mut events: Vec<(Time, bool)> = (1..=505).flat_map(|k| [(ms(k), true), (ms(k), false)]).collect();
         for &d in &expected_ns {
             events.push((t0 + Duration(d), false));
             events.push((Time(t0.nanos() + d - 1), false));
@@ -598,14 +576,7 @@ mod test {
         };
         let mut f = fifo_of(5, ms(1950));
         let mut fx = Effects::default();
-        let got = codel_dequeue(
-            &law(),
-            &mut s,
-            &mut CodelStats::default(),
-            &mut f,
-            ms(2000),
-            &mut fx,
-        );
+        let got = codel_dequeue(&law(), &mut s, &mut CodelStats::default(), &mut f, ms(2000), &mut fx);
         assert_eq!(got.map(|p| p.id), Some(1));
         assert_eq!(
             fx.discards,
@@ -755,10 +726,7 @@ mod test {
         assert_eq!(deq(&mut q, ms(400)), out(7, &[3, 4, 5, 6], false));
         let s = q.state();
         assert_eq!((s.count, s.lastcount, s.dropping), (5, 1, true));
-        assert_eq!(
-            s.drop_next,
-            Time(205_000_000 + SPACING_NS.iter().sum::<u64>())
-        );
+        assert_eq!(s.drop_next, Time(205_000_000 + SPACING_NS.iter().sum::<u64>()));
     }
 
     /// Dropping, dequeue before drop_next: the head goes out undropped.
@@ -784,14 +752,7 @@ mod test {
         };
         let mut f = fifo_of(5, ms(198));
         let mut fx = Effects::default();
-        let got = codel_dequeue(
-            &law(),
-            &mut s,
-            &mut CodelStats::default(),
-            &mut f,
-            ms(200),
-            &mut fx,
-        );
+        let got = codel_dequeue(&law(), &mut s, &mut CodelStats::default(), &mut f, ms(200), &mut fx);
         assert_eq!(got.map(|p| p.id), Some(0));
         assert!(fx.discards.is_empty());
         assert_eq!((s.dropping, s.count, s.lastcount), (false, 4, 2));
@@ -892,10 +853,7 @@ mod test {
             ..CodelParams::default()
         };
         assert_eq!(Codel::new(zero_target, LINK).unwrap_err().param, "target");
-        assert_eq!(
-            Codel::new(zero_interval, LINK).unwrap_err().param,
-            "interval"
-        );
+        assert_eq!(Codel::new(zero_interval, LINK).unwrap_err().param, "interval");
     }
 
     #[test]
@@ -911,13 +869,7 @@ mod test {
             &mut Effects::default(),
         );
         assert_eq!(v, Verdict::Dropped(DropReason::Overflow));
-        assert_eq!(
-            q.backlog(),
-            Backlog {
-                pkts: 3,
-                bytes: 4500
-            }
-        );
+        assert_eq!(q.backlog(), Backlog { pkts: 3, bytes: 4500 });
     }
 
     #[test]
@@ -959,8 +911,7 @@ mod test {
     }
 
     fn op() -> impl Strategy<Value = (u64, Op)> {
-        let arrive = (1u32..3000, any::<bool>())
-            .prop_map(|(size_bytes, ect)| Op::Arrive { size_bytes, ect });
+        let arrive = (1u32..3000, any::<bool>()).prop_map(|(size_bytes, ect)| Op::Arrive { size_bytes, ect });
         (0u64..20_000_000, prop_oneof![arrive, Just(Op::Depart)])
     }
 

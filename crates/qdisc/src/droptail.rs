@@ -58,15 +58,11 @@ impl QueueDisc for DropTail {
             self.fifo.push_back(pkt);
             return Verdict::Enqueued;
         }
-        if self.params.drop == DropWhere::Tail || !limit.admits(Backlog::default(), pkt.size_bytes)
-        {
+        if self.params.drop == DropWhere::Tail || !limit.admits(Backlog::default(), pkt.size_bytes) {
             return Verdict::Dropped(DropReason::Overflow);
         }
         while !limit.admits(self.fifo.backlog(), pkt.size_bytes) {
-            let head = self
-                .fifo
-                .pop_front()
-                .expect("a non-admitting queue is not empty");
+            let head = self.fifo.pop_front().expect("a non-admitting queue is not empty");
             fx.discard(head, DropReason::Overflow);
         }
         self.fifo.push_back(pkt);
@@ -126,13 +122,7 @@ mod test {
             offer(&mut q, pkt(3, 100)),
             (Verdict::Dropped(DropReason::Overflow), vec![])
         );
-        assert_eq!(
-            q.backlog(),
-            Backlog {
-                pkts: 2,
-                bytes: 200
-            }
-        );
+        assert_eq!(q.backlog(), Backlog { pkts: 2, bytes: 200 });
         assert_eq!(drain(&mut q), vec![1, 2]);
     }
 
@@ -140,18 +130,9 @@ mod test {
     fn test_tail_byte_limit_admits_only_what_fits() {
         let mut q = droptail(Limit::Bytes(1000), DropWhere::Tail);
         assert_eq!(offer(&mut q, pkt(1, 600)).0, Verdict::Enqueued);
-        assert_eq!(
-            offer(&mut q, pkt(2, 500)).0,
-            Verdict::Dropped(DropReason::Overflow)
-        );
+        assert_eq!(offer(&mut q, pkt(2, 500)).0, Verdict::Dropped(DropReason::Overflow));
         assert_eq!(offer(&mut q, pkt(3, 400)).0, Verdict::Enqueued);
-        assert_eq!(
-            q.backlog(),
-            Backlog {
-                pkts: 2,
-                bytes: 1000
-            }
-        );
+        assert_eq!(q.backlog(), Backlog { pkts: 2, bytes: 1000 });
     }
 
     #[test]
@@ -171,13 +152,7 @@ mod test {
         offer(&mut q, pkt(3, 300));
         // 900 B held; a 700 B arrival needs 600 B freed: packets 1 and 2 go.
         assert_eq!(offer(&mut q, pkt(4, 700)), (Verdict::Enqueued, vec![1, 2]));
-        assert_eq!(
-            q.backlog(),
-            Backlog {
-                pkts: 2,
-                bytes: 1000
-            }
-        );
+        assert_eq!(q.backlog(), Backlog { pkts: 2, bytes: 1000 });
     }
 
     #[test]

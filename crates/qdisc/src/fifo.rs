@@ -28,10 +28,9 @@ impl Limit {
 
     pub fn validate(self) -> Result<(), ParamError> {
         match self {
-            Limit::Packets(0) | Limit::Bytes(0) => Err(ParamError::new(
-                "limit",
-                "must be at least 1 packet or 1 byte (got 0)",
-            )),
+            Limit::Packets(0) | Limit::Bytes(0) => {
+                Err(ParamError::new("limit", "must be at least 1 packet or 1 byte (got 0)"))
+            }
             _ => Ok(()),
         }
     }

@@ -117,16 +117,10 @@ impl FqCodelParams {
             ));
         }
         if self.quantum_bytes == Some(0) {
-            return Err(ParamError::new(
-                "quantum",
-                "must be at least 1 byte (got 0)",
-            ));
+            return Err(ParamError::new("quantum", "must be at least 1 byte (got 0)"));
         }
         if self.drop_batch_pkts == 0 {
-            return Err(ParamError::new(
-                "drop_batch",
-                "must be at least 1 packet (got 0)",
-            ));
+            return Err(ParamError::new("drop_batch", "must be at least 1 packet (got 0)"));
         }
         validate_law(self.target, self.interval, self.ecn, self.ce_threshold)
     }
@@ -351,14 +345,7 @@ impl QueueDisc for FqCodel {
                 continue;
             }
             let before = fq.queue.backlog();
-            let got = codel_dequeue(
-                &self.law,
-                &mut fq.codel,
-                &mut self.stats.codel,
-                &mut fq.queue,
-                now,
-                fx,
-            );
+            let got = codel_dequeue(&self.law, &mut fq.codel, &mut self.stats.codel, &mut fq.queue, now, fx);
             let after = fq.queue.backlog();
             self.backlog.pkts -= before.pkts - after.pkts;
             self.backlog.bytes -= before.bytes - after.bytes;
@@ -388,12 +375,7 @@ impl QueueDisc for FqCodel {
     }
 
     fn traced(&self, out: &mut dyn FnMut(&'static str, f64)) {
-        let max_flow_bytes = self
-            .queues
-            .iter()
-            .map(|fq| fq.queue.backlog().bytes)
-            .max()
-            .unwrap_or(0);
+        let max_flow_bytes = self.queues.iter().map(|fq| fq.queue.backlog().bytes).max().unwrap_or(0);
         let c = &self.stats.codel;
         out("flows_new", self.new_flows.len() as f64);
         out("flows_old", self.old_flows.len() as f64);
@@ -503,15 +485,9 @@ mod test {
         for id in 0..4 {
             assert_eq!(deq(&mut q, Time::ZERO), (Some((B, id)), vec![]));
         }
-        assert_eq!(
-            (q.flow_list(B), q.flow_deficit_bytes(B)),
-            (FlowList::Old, 1000)
-        );
+        assert_eq!((q.flow_list(B), q.flow_deficit_bytes(B)), (FlowList::Old, 1000));
         fill(&mut q, A, 100, 1, 500, Time::ZERO);
-        assert_eq!(
-            (q.flow_list(A), q.flow_deficit_bytes(A)),
-            (FlowList::New, 1500)
-        );
+        assert_eq!((q.flow_list(A), q.flow_deficit_bytes(A)), (FlowList::New, 1500));
         q
     }
 
@@ -560,10 +536,7 @@ mod test {
         );
         // A ended its last turn at 0 and was topped up to 1500 on the way to
         // B; B has just spent its 1500.
-        assert_eq!(
-            (q.flow_deficit_bytes(A), q.flow_deficit_bytes(B)),
-            (1500, 0)
-        );
+        assert_eq!((q.flow_deficit_bytes(A), q.flow_deficit_bytes(B)), (1500, 0));
     }
 
     // List transitions
@@ -573,10 +546,7 @@ mod test {
         let mut q = fq_quantum(1500);
         assert_eq!(q.flow_list(A), FlowList::Inactive);
         fill(&mut q, A, 0, 1, 500, Time::ZERO);
-        assert_eq!(
-            (q.flow_list(A), q.flow_deficit_bytes(A)),
-            (FlowList::New, 1500)
-        );
+        assert_eq!((q.flow_list(A), q.flow_deficit_bytes(A)), (FlowList::New, 1500));
         assert_eq!(q.stats().new_flows, 1);
     }
 
@@ -585,10 +555,7 @@ mod test {
     fn test_b_old_a_new_dequeue_serves_new_flow_first() {
         let mut q = fq_b_old_a_new();
         assert_eq!(deq(&mut q, Time::ZERO), (Some((A, 100)), vec![]));
-        assert_eq!(
-            (q.flow_list(A), q.flow_deficit_bytes(A)),
-            (FlowList::New, 1000)
-        );
+        assert_eq!((q.flow_list(A), q.flow_deficit_bytes(A)), (FlowList::New, 1000));
     }
 
     /// After A's only packet, the next dequeue finds A (new) empty: A moves
@@ -619,10 +586,7 @@ mod test {
         assert_eq!(deq(&mut q, Time::ZERO), (Some((B, 6)), vec![]));
         assert_eq!(q.flow_list(A), FlowList::Inactive);
         fill(&mut q, A, 102, 1, 500, Time::ZERO);
-        assert_eq!(
-            (q.flow_list(A), q.flow_deficit_bytes(A)),
-            (FlowList::New, 1500)
-        );
+        assert_eq!((q.flow_list(A), q.flow_deficit_bytes(A)), (FlowList::New, 1500));
     }
 
     #[test]
@@ -650,13 +614,7 @@ mod test {
             offer(&mut q, pkt(B, 14, 200, Ecn::NotEct, Time::ZERO)),
             (Verdict::Enqueued, vec![0, 1, 2])
         );
-        assert_eq!(
-            q.backlog(),
-            Backlog {
-                pkts: 8,
-                bytes: 4000
-            }
-        );
+        assert_eq!(q.backlog(), Backlog { pkts: 8, bytes: 4000 });
         assert_eq!(q.stats().overflow_drops, 3);
     }
 
@@ -683,13 +641,7 @@ mod test {
             offer(&mut q, pkt(A, 3, 1000, Ecn::NotEct, Time::ZERO)),
             (Verdict::Enqueued, vec![0, 1])
         );
-        assert_eq!(
-            q.flow_backlog(A),
-            Backlog {
-                pkts: 2,
-                bytes: 2000
-            }
-        );
+        assert_eq!(q.flow_backlog(A), Backlog { pkts: 2, bytes: 2000 });
     }
 
     /// Limit 2: A and B hold 100 B each; C's 1500 B arrival is the fattest
@@ -703,13 +655,7 @@ mod test {
             offer(&mut q, pkt(C, 2, 1500, Ecn::NotEct, Time::ZERO)),
             (Verdict::Dropped(DropReason::Overflow), vec![])
         );
-        assert_eq!(
-            q.backlog(),
-            Backlog {
-                pkts: 2,
-                bytes: 200
-            }
-        );
+        assert_eq!(q.backlog(), Backlog { pkts: 2, bytes: 200 });
         assert_eq!(q.stats().overflow_drops, 1);
     }
 
@@ -726,13 +672,7 @@ mod test {
             offer(&mut q, pkt(C, 20, 1100, Ecn::NotEct, Time::ZERO)),
             (Verdict::Enqueued, vec![0, 10])
         );
-        assert_eq!(
-            q.backlog(),
-            Backlog {
-                pkts: 3,
-                bytes: 2400
-            }
-        );
+        assert_eq!(q.backlog(), Backlog { pkts: 3, bytes: 2400 });
     }
 
     // Per-flow CoDel
@@ -776,14 +716,8 @@ mod test {
             if k < 600 {
                 for _ in 0..2 {
                     let p = pkt(A, id, MTU, Ecn::NotEct, now);
-                    assert_eq!(
-                        q.enqueue(p, now, &mut Effects::default()),
-                        Verdict::Enqueued
-                    );
-                    assert_eq!(
-                        lone.enqueue(p, now, &mut Effects::default()),
-                        Verdict::Enqueued
-                    );
+                    assert_eq!(q.enqueue(p, now, &mut Effects::default()), Verdict::Enqueued);
+                    assert_eq!(lone.enqueue(p, now, &mut Effects::default()), Verdict::Enqueued);
                     id += 1;
                 }
             }
@@ -861,14 +795,7 @@ mod test {
                 LINK,
                 "quantum",
             ),
-            (
-                d,
-                LinkInfo {
-                    mtu_bytes: 0,
-                    ..LINK
-                },
-                "quantum",
-            ),
+            (d, LinkInfo { mtu_bytes: 0, ..LINK }, "quantum"),
             (
                 FqCodelParams {
                     drop_batch_pkts: 0,
@@ -933,21 +860,16 @@ mod test {
 
     #[derive(Clone, Debug)]
     enum Op {
-        Arrive {
-            flow: u32,
-            size_bytes: u32,
-            ect: bool,
-        },
+        Arrive { flow: u32, size_bytes: u32, ect: bool },
         Depart,
     }
 
     fn op() -> impl Strategy<Value = (u64, Op)> {
-        let arrive =
-            (0u32..6, 1u32..3000, any::<bool>()).prop_map(|(flow, size_bytes, ect)| Op::Arrive {
-                flow,
-                size_bytes,
-                ect,
-            });
+        let arrive = (0u32..6, 1u32..3000, any::<bool>()).prop_map(|(flow, size_bytes, ect)| Op::Arrive {
+            flow,
+            size_bytes,
+            ect,
+        });
         (0u64..20_000_000, prop_oneof![arrive, Just(Op::Depart)])
     }
 

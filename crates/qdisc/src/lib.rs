@@ -187,6 +187,8 @@ pub enum AnyQdisc {
     Bernoulli(Bernoulli),
     Ted(Ted),
     Pie(Pie),
+    Codel(Codel),
+    FqCodel(FqCodel),
 }
 
 macro_rules! dispatch {
@@ -196,6 +198,8 @@ macro_rules! dispatch {
             AnyQdisc::Bernoulli($q) => $e,
             AnyQdisc::Ted($q) => $e,
             AnyQdisc::Pie($q) => $e,
+            AnyQdisc::Codel($q) => $e,
+            AnyQdisc::FqCodel($q) => $e,
         }
     };
 }

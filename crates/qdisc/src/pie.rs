@@ -226,10 +226,7 @@ fn check_unit(name: &'static str, value: f64) -> Result<(), ParamError> {
     if (0.0..=1.0).contains(&value) {
         Ok(())
     } else {
-        Err(ParamError::new(
-            name,
-            format!("must be in [0, 1] (got {value})"),
-        ))
+        Err(ParamError::new(name, format!("must be in [0, 1] (got {value})")))
     }
 }
 
@@ -237,24 +234,15 @@ impl PieParams {
     pub fn validate(&self) -> Result<(), ParamError> {
         self.limit.validate()?;
         if self.qdelay_ref == Duration::ZERO {
-            return Err(ParamError::new(
-                "qdelay_ref",
-                "must be greater than 0 s (got 0)",
-            ));
+            return Err(ParamError::new("qdelay_ref", "must be greater than 0 s (got 0)"));
         }
         if self.t_update == Duration::ZERO {
-            return Err(ParamError::new(
-                "t_update",
-                "must be greater than 0 s (got 0)",
-            ));
+            return Err(ParamError::new("t_update", "must be greater than 0 s (got 0)"));
         }
         check_gain("alpha", self.alpha)?;
         check_gain("beta", self.beta)?;
         if self.dq_threshold_bytes == 0 {
-            return Err(ParamError::new(
-                "dq_threshold",
-                "must be at least 1 byte (got 0)",
-            ));
+            return Err(ParamError::new("dq_threshold", "must be at least 1 byte (got 0)"));
         }
         if !(self.dq_rate_weight > 0.0 && self.dq_rate_weight <= 1.0) {
             return Err(ParamError::new(
@@ -263,10 +251,7 @@ impl PieParams {
             ));
         }
         if self.mean_pktsize_bytes == 0 {
-            return Err(ParamError::new(
-                "mean_pktsize",
-                "must be at least 1 byte (got 0)",
-            ));
+            return Err(ParamError::new("mean_pktsize", "must be at least 1 byte (got 0)"));
         }
         check_unit("mark_ecn_threshold", self.mark_ecn_threshold)?;
         check_unit("idle_decay_factor", self.idle_decay_factor)?;
@@ -378,13 +363,7 @@ pub fn pie_update(p: &PieParams, s: &mut PieState, current_qdelay: Duration) {
 
 /// §4.1, §4.4, §5.4: whether an arrival the buffer has room for is a
 /// congestion signal, and which kind.
-fn early_signal(
-    p: &PieParams,
-    s: &mut PieState,
-    backlog_bytes: u64,
-    size_bytes: u32,
-    u: f64,
-) -> Option<DropReason> {
+fn early_signal(p: &PieParams, s: &mut PieState, backlog_bytes: u64, size_bytes: u32, u: f64) -> Option<DropReason> {
     if s.burst_allowance > Duration::ZERO {
         return None;
     }
@@ -440,13 +419,7 @@ pub fn pie_decide(
 
 /// §5.2: accounts a dequeue of `size_bytes` at `now` that leaves
 /// `backlog_bytes` queued.
-pub fn pie_measure_departure(
-    p: &PieParams,
-    s: &mut PieState,
-    now: Time,
-    size_bytes: u32,
-    backlog_bytes: u64,
-) {
+pub fn pie_measure_departure(p: &PieParams, s: &mut PieState, now: Time, size_bytes: u32, backlog_bytes: u64) {
     if s.in_measurement {
         s.dq_count_bytes += size_bytes as u64;
         if s.dq_count_bytes >= p.dq_threshold_bytes {
@@ -927,10 +900,7 @@ mod test {
         pie_update(&p, &mut s, ms(30));
         assert_eq!(s.burst_allowance, ms(135));
         assert_close(s.drop_prob, T18[0]);
-        assert_eq!(
-            decide(&p, &mut s, backlog_pkts(10), false, 0.0),
-            PieAction::Enqueue
-        );
+        assert_eq!(decide(&p, &mut s, backlog_pkts(10), false, 0.0), PieAction::Enqueue);
     }
 
     #[test]
@@ -943,10 +913,7 @@ mod test {
             pie_update(&p, &mut s, ms(30));
         }
         assert_eq!(s.burst_allowance, ms(15));
-        assert_eq!(
-            decide(&p, &mut s, backlog_pkts(10), false, 0.0),
-            PieAction::Enqueue
-        );
+        assert_eq!(decide(&p, &mut s, backlog_pkts(10), false, 0.0), PieAction::Enqueue);
         pie_update(&p, &mut s, ms(30));
         assert_eq!(s.burst_allowance, Duration::ZERO);
         assert_eq!(
@@ -1011,10 +978,7 @@ mod test {
             qdelay_old: ms(5),
             ..pie_congested(&p, 0.19)
         };
-        assert_eq!(
-            decide(&p, &mut s, backlog_pkts(10), false, 0.0),
-            PieAction::Enqueue
-        );
+        assert_eq!(decide(&p, &mut s, backlog_pkts(10), false, 0.0), PieAction::Enqueue);
     }
 
     #[test]
@@ -1068,10 +1032,7 @@ mod test {
             decide(&p, &mut s, backlog_pkts(10), false, 0.299),
             PieAction::Drop(DropReason::Early)
         );
-        assert_eq!(
-            decide(&p, &mut s, backlog_pkts(10), false, 0.3),
-            PieAction::Enqueue
-        );
+        assert_eq!(decide(&p, &mut s, backlog_pkts(10), false, 0.3), PieAction::Enqueue);
     }
 
     #[test]
@@ -1087,10 +1048,7 @@ mod test {
             pie_decide(&p, &mut s, b, 500, false, 0.049),
             PieAction::Drop(DropReason::Early)
         );
-        assert_eq!(
-            pie_decide(&p, &mut s, b, 500, false, 0.051),
-            PieAction::Enqueue
-        );
+        assert_eq!(pie_decide(&p, &mut s, b, 500, false, 0.051), PieAction::Enqueue);
         // A 3000 B packet: 0.3.
         assert_eq!(
             pie_decide(&p, &mut s, b, 3000, false, 0.29),
@@ -1128,10 +1086,7 @@ mod test {
         };
         let mut s = pie_congested(&p, 0.25);
         for want in [0.25, 0.5, 0.75] {
-            assert_eq!(
-                decide(&p, &mut s, backlog_pkts(10), false, 0.0),
-                PieAction::Enqueue
-            );
+            assert_eq!(decide(&p, &mut s, backlog_pkts(10), false, 0.0), PieAction::Enqueue);
             assert_eq!(s.accu_prob, want);
         }
         assert_eq!(
@@ -1151,10 +1106,7 @@ mod test {
         };
         let mut s = pie_congested(&p, 0.25);
         for _ in 0..33 {
-            assert_eq!(
-                decide(&p, &mut s, backlog_pkts(10), false, 0.99),
-                PieAction::Enqueue
-            );
+            assert_eq!(decide(&p, &mut s, backlog_pkts(10), false, 0.99), PieAction::Enqueue);
         }
         assert_eq!(s.accu_prob, 8.25);
         assert_eq!(
@@ -1174,10 +1126,7 @@ mod test {
             accu_prob: 5.0,
             ..pie_congested(&p, 0.0)
         };
-        assert_eq!(
-            decide(&p, &mut s, backlog_pkts(10), false, 0.0),
-            PieAction::Enqueue
-        );
+        assert_eq!(decide(&p, &mut s, backlog_pkts(10), false, 0.0), PieAction::Enqueue);
         assert_eq!(s.accu_prob, 0.0);
     }
 
@@ -1198,10 +1147,7 @@ mod test {
             ..defaults()
         };
         let mut s = pie_congested(&p, 0.1);
-        assert_eq!(
-            decide(&p, &mut s, backlog_pkts(10), true, 0.0),
-            PieAction::Mark
-        );
+        assert_eq!(decide(&p, &mut s, backlog_pkts(10), true, 0.0), PieAction::Mark);
         let mut s = pie_congested(&p, f64::from_bits(0.1f64.to_bits() + 1));
         assert_eq!(
             decide(&p, &mut s, backlog_pkts(10), true, 0.0),
@@ -1237,10 +1183,7 @@ mod test {
             ..defaults()
         };
         let mut s = pie_congested(&p, 0.25);
-        assert_eq!(
-            decide(&p, &mut s, backlog_pkts(10), true, 0.0),
-            PieAction::Mark
-        );
+        assert_eq!(decide(&p, &mut s, backlog_pkts(10), true, 0.0), PieAction::Mark);
     }
 
     #[test]
@@ -1256,10 +1199,7 @@ mod test {
             accu_prob: 8.45,
             ..pie_congested(&p, 0.1)
         };
-        assert_eq!(
-            decide(&p, &mut s, backlog_pkts(10), true, 0.99),
-            PieAction::Mark
-        );
+        assert_eq!(decide(&p, &mut s, backlog_pkts(10), true, 0.99), PieAction::Mark);
         assert_eq!(s.accu_prob, 0.0);
     }
 
@@ -1378,13 +1318,7 @@ mod test {
         let names: Vec<&str> = traced(&q).into_iter().map(|(n, _)| n).collect();
         assert_eq!(
             names,
-            vec![
-                "drop_prob",
-                "qdelay",
-                "qdelay_old",
-                "burst_allowance",
-                "accu_prob"
-            ]
+            vec!["drop_prob", "qdelay", "qdelay_old", "burst_allowance", "accu_prob"]
         );
         assert_close(traced_value(&q, "burst_allowance"), 0.15);
     }
@@ -1400,14 +1334,7 @@ mod test {
 
     /// Dequeues `n` 1000 B packets from `backlog_bytes` queued, the first at
     /// `start_ms` and then every `gap_ms`.
-    fn dequeue_run(
-        p: &PieParams,
-        s: &mut PieState,
-        start_ms: u64,
-        gap_ms: u64,
-        n: u64,
-        backlog_bytes: u64,
-    ) {
+    fn dequeue_run(p: &PieParams, s: &mut PieState, start_ms: u64, gap_ms: u64, n: u64, backlog_bytes: u64) {
         for k in 0..n {
             let left = backlog_bytes - (k + 1) * 1000;
             pie_measure_departure(p, s, Time((start_ms + k * gap_ms) * MS), 1000, left);
@@ -1622,10 +1549,7 @@ mod test {
             any::<bool>(),
             any::<bool>(),
             prop_oneof![Just(Duration::ZERO), Just(Duration::from_millis(150))],
-            prop_oneof![
-                Just(DelayEstimator::Timestamp),
-                Just(DelayEstimator::DequeueRate)
-            ],
+            prop_oneof![Just(DelayEstimator::Timestamp), Just(DelayEstimator::DequeueRate)],
         )
             .prop_map(
                 |(limit, derandomize, ecn, byte_mode, cap, max_burst, delay_estimator)| PieParams {

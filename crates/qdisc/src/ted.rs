@@ -81,12 +81,7 @@ pub enum TedAction {
 /// The decision at the head of the queue for a packet that waited
 /// `sojourn`, given its deadline (lbd) or budget (ebd), `None` for none.
 #[inline]
-pub fn ted_decide(
-    mode: TedMode,
-    limit: Option<Duration>,
-    budget: Duration,
-    sojourn: Duration,
-) -> TedAction {
+pub fn ted_decide(mode: TedMode, limit: Option<Duration>, budget: Duration, sojourn: Duration) -> TedAction {
     match (mode, limit) {
         (_, None) => TedAction::Send { budget },
         (TedMode::Lbd, Some(d)) if sojourn > d => TedAction::Expire,
@@ -133,11 +128,7 @@ impl Ted {
 impl QueueDisc for Ted {
     #[inline]
     fn enqueue(&mut self, mut pkt: Packet, _now: Time, _fx: &mut Effects) -> Verdict {
-        if !self
-            .params
-            .limit
-            .admits(self.fifo.backlog(), pkt.size_bytes)
-        {
+        if !self.params.limit.admits(self.fifo.backlog(), pkt.size_bytes) {
             return Verdict::Dropped(DropReason::Overflow);
         }
         if self.params.mode == TedMode::Ebd && pkt.ted_budget == Duration::MAX {
@@ -196,11 +187,7 @@ mod test {
 
     // Helpers
 
-    fn ted(
-        mode: TedMode,
-        class_deadlines: Vec<Option<Duration>>,
-        default_deadline: Option<Duration>,
-    ) -> Ted {
+    fn ted(mode: TedMode, class_deadlines: Vec<Option<Duration>>, default_deadline: Option<Duration>) -> Ted {
         Ted::new(TedParams {
             limit: Limit::Unlimited,
             mode,
@@ -222,21 +209,15 @@ mod test {
 
     #[track_caller]
     fn offer(q: &mut Ted, p: Packet) {
-        assert_eq!(
-            q.enqueue(p, p.enqueued_at, &mut Effects::default()),
-            Verdict::Enqueued
-        );
+        assert_eq!(q.enqueue(p, p.enqueued_at, &mut Effects::default()), Verdict::Enqueued);
     }
 
     /// Dequeues at `now_ms`: the packet sent (id, budget in ms) and the ids expired.
     fn take(q: &mut Ted, now_ms: u64) -> (Option<(u64, Option<u64>)>, Vec<u64>) {
         let mut fx = Effects::default();
-        let sent = q.dequeue(Time(now_ms * MS), &mut fx).map(|p| {
-            (
-                p.id,
-                (p.ted_budget != Duration::MAX).then_some(p.ted_budget.0 / MS),
-            )
-        });
+        let sent = q
+            .dequeue(Time(now_ms * MS), &mut fx)
+            .map(|p| (p.id, (p.ted_budget != Duration::MAX).then_some(p.ted_budget.0 / MS)));
         (
             sent,
             fx.discards

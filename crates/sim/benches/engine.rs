@@ -27,17 +27,13 @@ fn openloop_runs(c: &mut Criterion) {
             sim.events()
         };
         group.throughput(Throughput::Elements(events));
-        group.bench_with_input(
-            BenchmarkId::new("load", format!("{load:.1}")),
-            &sc,
-            |b, sc| {
-                b.iter(|| {
-                    let mut sim = Sim::new(sc, SEED);
-                    sim.run_to_end();
-                    sim.events()
-                })
-            },
-        );
+        group.bench_with_input(BenchmarkId::new("load", format!("{load:.1}")), &sc, |b, sc| {
+            b.iter(|| {
+                let mut sim = Sim::new(sc, SEED);
+                sim.run_to_end();
+                sim.events()
+            })
+        });
     }
     group.finish();
 }

@@ -175,12 +175,8 @@ impl UdpSource {
         let r = &mut self.rng_gap;
         let s = match &mut self.gen {
             Gen::Cbr { .. } => unreachable!("CBR times are computed from the packet index"),
-            Gen::CbrJitter { interval_s } => {
-                *interval_s * (1.0 + (aqmlab_qdisc::rng::uniform(r) - 0.5))
-            }
-            Gen::Poisson { mean_gap_s } => {
-                -*mean_gap_s * libm::log(aqmlab_qdisc::rng::uniform_open0(r))
-            }
+            Gen::CbrJitter { interval_s } => *interval_s * (1.0 + (aqmlab_qdisc::rng::uniform(r) - 0.5)),
+            Gen::Poisson { mean_gap_s } => -*mean_gap_s * libm::log(aqmlab_qdisc::rng::uniform_open0(r)),
             Gen::Batch { gap, .. } => gap.sample(r),
             Gen::OnOff {
                 interval_s,
@@ -216,12 +212,7 @@ mod test {
     use aqmlab_qdisc::rng;
 
     fn source(spec: SourceSpec) -> UdpSource {
-        UdpSource::new(
-            &spec,
-            Time::MAX,
-            rng::stream(1, "gap"),
-            rng::stream(1, "size"),
-        )
+        UdpSource::new(&spec, Time::MAX, rng::stream(1, "gap"), rng::stream(1, "size"))
     }
 
     #[test]
@@ -257,10 +248,7 @@ mod test {
             times.push(s.fire(now).1.unwrap());
         }
         let ms: Vec<u64> = times.iter().map(|t| t.0 / 1_000_000).collect();
-        assert_eq!(
-            ms,
-            vec![1010, 1020, 1030, 1040, 1050, 2060, 2070, 2080, 2090, 2100]
-        );
+        assert_eq!(ms, vec![1010, 1020, 1030, 1040, 1050, 2060, 2070, 2080, 2090, 2100]);
     }
 
     #[test]

@@ -173,15 +173,10 @@ impl<'v> Table<'v> {
                 continue;
             }
             let guess = nearest(key, &allowed);
-            let hint = guess
-                .map(|s| format!("; did you mean \"{s}\"?"))
-                .unwrap_or_default();
+            let hint = guess.map(|s| format!("; did you mean \"{s}\"?")).unwrap_or_default();
             let error = ConfigError {
                 path: self.key_path(key),
-                message: format!(
-                    "unknown key \"{key}\"{hint} (allowed here: {})",
-                    allowed.join(", ")
-                ),
+                message: format!("unknown key \"{key}\"{hint} (allowed here: {})", allowed.join(", ")),
             };
             match guess.and_then(|g| self.missing.iter().find(|(m, _)| *m == g)) {
                 Some(&(_, i)) => cx.errors[i] = error,
@@ -207,9 +202,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, ca) in a.chars().enumerate() {
         let mut cur = vec![i + 1; b.len() + 1];
         for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
         }
         prev = cur;
     }
@@ -245,10 +238,7 @@ pub fn parse_count(v: &Value, min: u64) -> Result<u64, String> {
 pub fn parse_real_in(v: &Value, lo: f64, hi: f64) -> Result<f64, String> {
     match v.as_f64() {
         Some(x) if x >= lo && x <= hi => Ok(x),
-        _ => Err(format!(
-            "expected a number in [{lo}, {hi}], got {}",
-            show(v)
-        )),
+        _ => Err(format!("expected a number in [{lo}, {hi}], got {}", show(v))),
     }
 }
 
@@ -261,19 +251,12 @@ pub fn parse_choice<'a>(v: &Value, allowed: &[&'a str]) -> Result<&'a str, Strin
         let hint = nearest(s, allowed)
             .map(|n| format!("; did you mean \"{n}\"?"))
             .unwrap_or_default();
-        format!(
-            "\"{s}\" is not allowed; expected one of {}{hint}",
-            quoted(allowed)
-        )
+        format!("\"{s}\" is not allowed; expected one of {}{hint}", quoted(allowed))
     })
 }
 
 pub fn quoted(words: &[&str]) -> String {
-    words
-        .iter()
-        .map(|w| format!("\"{w}\""))
-        .collect::<Vec<_>>()
-        .join(", ")
+    words.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(", ")
 }
 
 // ---------------------------------------------------------------------------
@@ -287,13 +270,10 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
     let numeric = |c: char| c.is_ascii_digit() || matches!(c, '.' | '_' | '+' | '-' | 'e' | 'E');
     let run = s.find(|c: char| !numeric(c)).unwrap_or(s.len());
-    (1..=run)
-        .rev()
-        .filter(|&end| s.is_char_boundary(end))
-        .find_map(|end| {
-            let number: String = s[..end].chars().filter(|&c| c != '_').collect();
-            number.parse::<f64>().ok().map(|x| (x, s[end..].trim()))
-        })
+    (1..=run).rev().filter(|&end| s.is_char_boundary(end)).find_map(|end| {
+        let number: String = s[..end].chars().filter(|&c| c != '_').collect();
+        number.parse::<f64>().ok().map(|x| (x, s[end..].trim()))
+    })
 }
 
 /// The largest value of each kind of quantity aqmlab accepts, in base units.
@@ -303,12 +283,7 @@ pub const MAX_TIME_NS: f64 = 1e18;
 pub const MAX_RATE_BPS: f64 = 1e15;
 pub const MAX_SIZE_BYTES: f64 = 1e15;
 
-fn unit_quantity(
-    v: &Value,
-    kind: &str,
-    example: &str,
-    units: &[(&str, f64)],
-) -> Result<f64, String> {
+fn unit_quantity(v: &Value, kind: &str, example: &str, units: &[(&str, f64)]) -> Result<f64, String> {
     let (max, max_text) = match kind {
         "time" => (MAX_TIME_NS, "1e9s"),
         "rate" => (MAX_RATE_BPS, "1e6Gbps"),
@@ -325,20 +300,16 @@ fn unit_quantity(
         other => return Err(format!("expected {expected}, got {}", show(other))),
     };
     let (x, unit) = split_number(s).ok_or_else(|| format!("\"{s}\" is not {expected}"))?;
-    let scale = units
-        .iter()
-        .find(|(u, _)| *u == unit)
-        .map(|(_, k)| *k)
-        .ok_or_else(|| {
-            if unit.is_empty() {
-                format!("\"{s}\" has no unit; expected {expected}")
-            } else {
-                let hint = nearest(unit, &names)
-                    .map(|n| format!("; did you mean \"{n}\"?"))
-                    .unwrap_or_default();
-                format!("\"{s}\" has unknown unit \"{unit}\"; expected {expected}{hint}")
-            }
-        })?;
+    let scale = units.iter().find(|(u, _)| *u == unit).map(|(_, k)| *k).ok_or_else(|| {
+        if unit.is_empty() {
+            format!("\"{s}\" has no unit; expected {expected}")
+        } else {
+            let hint = nearest(unit, &names)
+                .map(|n| format!("; did you mean \"{n}\"?"))
+                .unwrap_or_default();
+            format!("\"{s}\" has unknown unit \"{unit}\"; expected {expected}{hint}")
+        }
+    })?;
     if x.is_nan() || x < 0.0 {
         return Err(format!("\"{s}\" must not be negative"));
     }
@@ -349,20 +320,8 @@ fn unit_quantity(
     Ok(value)
 }
 
-const TIME_UNITS: &[(&str, f64)] = &[
-    ("ns", 1.0),
-    ("us", 1e3),
-    ("ms", 1e6),
-    ("s", 1e9),
-    ("min", 60e9),
-];
-const RATE_UNITS: &[(&str, f64)] = &[
-    ("bps", 1.0),
-    ("kbps", 1e3),
-    ("Kbps", 1e3),
-    ("Mbps", 1e6),
-    ("Gbps", 1e9),
-];
+const TIME_UNITS: &[(&str, f64)] = &[("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9), ("min", 60e9)];
+const RATE_UNITS: &[(&str, f64)] = &[("bps", 1.0), ("kbps", 1e3), ("Kbps", 1e3), ("Mbps", 1e6), ("Gbps", 1e9)];
 const SIZE_UNITS: &[(&str, f64)] = &[
     ("B", 1.0),
     ("KB", 1e3),
@@ -402,18 +361,14 @@ pub fn parse_bytes_f64(v: &Value) -> Result<f64, String> {
 pub fn parse_packet_size(v: &Value) -> Result<u32, String> {
     let b = parse_bytes_f64(v)?;
     if b < 1.0 || b.fract() != 0.0 || b > u32::MAX as f64 {
-        return Err(format!(
-            "{} must be a whole number of bytes, at least 1B",
-            show(v)
-        ));
+        return Err(format!("{} must be a whole number of bytes, at least 1B", show(v)));
     }
     Ok(b as u32)
 }
 
 /// A buffer limit: `"300pkt"`, a size in bytes, or `"inf"`.
 pub fn parse_limit(v: &Value) -> Result<Limit, String> {
-    const EXPECTED: &str =
-        "a buffer limit in packets (\"300pkt\"), in bytes (\"450000B\", \"450KB\") or \"inf\"";
+    const EXPECTED: &str = "a buffer limit in packets (\"300pkt\"), in bytes (\"450000B\", \"450KB\") or \"inf\"";
     let s = v
         .as_str()
         .ok_or_else(|| format!("expected {EXPECTED}, got {}", show(v)))?;
@@ -423,19 +378,14 @@ pub fn parse_limit(v: &Value) -> Result<Limit, String> {
     if let Some((x, unit)) = split_number(s) {
         if unit == "pkt" || unit == "pkts" || unit == "p" {
             if x < 1.0 || x.fract() != 0.0 || x > u32::MAX as f64 {
-                return Err(format!(
-                    "\"{s}\" must be a whole number of packets, at least 1"
-                ));
+                return Err(format!("\"{s}\" must be a whole number of packets, at least 1"));
             }
             return Ok(Limit::Packets(x as u32));
         }
     }
-    let b = unit_quantity(v, "size", "450000B", SIZE_UNITS)
-        .map_err(|_| format!("\"{s}\" is not {EXPECTED}"))?;
+    let b = unit_quantity(v, "size", "450000B", SIZE_UNITS).map_err(|_| format!("\"{s}\" is not {EXPECTED}"))?;
     if b < 1.0 || b.fract() != 0.0 {
-        return Err(format!(
-            "\"{s}\" must be a whole number of bytes, at least 1B"
-        ));
+        return Err(format!("\"{s}\" must be a whole number of bytes, at least 1B"));
     }
     Ok(Limit::Bytes(b as u64))
 }
@@ -449,10 +399,7 @@ mod test {
     fn test_units_parse_to_base_units() {
         assert_eq!(parse_duration(&json!("20ms")), Ok(Duration(20_000_000)));
         assert_eq!(parse_duration(&json!("0.1ms")), Ok(Duration(100_000)));
-        assert_eq!(
-            parse_duration(&json!("2min")),
-            Ok(Duration(120_000_000_000))
-        );
+        assert_eq!(parse_duration(&json!("2min")), Ok(Duration(120_000_000_000)));
         assert_eq!(parse_rate(&json!("10Mbps")), Ok(10e6));
         assert_eq!(parse_rate(&json!("250kbps")), Ok(250e3));
         assert_eq!(parse_bytes_f64(&json!("2.3KB")), Ok(2300.0));

@@ -92,14 +92,7 @@ pub enum Dist {
 /// A real function, boxed so the match arms below can return different closures.
 type RealFn = Box<dyn Fn(f64) -> f64>;
 
-pub const DIST_NAMES: &[&str] = &[
-    "constant",
-    "exponential",
-    "pareto",
-    "pareto2",
-    "uniform",
-    "lognormal",
-];
+pub const DIST_NAMES: &[&str] = &["constant", "exponential", "pareto", "pareto2", "uniform", "lognormal"];
 
 impl Dist {
     /// One sample from the stream `rng`.
@@ -108,12 +101,8 @@ impl Dist {
         match *self {
             Dist::Constant(v) => v,
             Dist::Exponential { mean } => -mean * libm::log(rng::uniform_open0(rng)),
-            Dist::Pareto { shape, scale } => {
-                scale * libm::pow(rng::uniform_open0(rng), -1.0 / shape)
-            }
-            Dist::Pareto2 { shape, scale } => {
-                scale * (libm::pow(rng::uniform_open0(rng), -1.0 / shape) - 1.0)
-            }
+            Dist::Pareto { shape, scale } => scale * libm::pow(rng::uniform_open0(rng), -1.0 / shape),
+            Dist::Pareto2 { shape, scale } => scale * (libm::pow(rng::uniform_open0(rng), -1.0 / shape) - 1.0),
             Dist::Uniform { min, max } => min + (max - min) * rng::uniform(rng),
             Dist::LogNormal { mu, sigma } => {
                 let r = libm::sqrt(-2.0 * libm::log(rng::uniform_open0(rng)));
@@ -170,9 +159,7 @@ impl Dist {
                 // A geometric series.
                 return Some(libm::exp(-from / mean) / (1.0 - libm::exp(-1.0 / mean)));
             }
-            Dist::Uniform { min, max } if min == max => {
-                return Dist::Constant(min).survival_sum(from)
-            }
+            Dist::Uniform { min, max } if min == max => return Dist::Constant(min).survival_sum(from),
             Dist::Uniform { min, max } => (
                 Box::new(move |x: f64| ((max - x) / (max - min)).clamp(0.0, 1.0)),
                 // S = 1 below min, then falls linearly to 0 at max.
@@ -187,28 +174,17 @@ impl Dist {
                 }),
             ),
             Dist::Pareto { shape, scale } => (
-                Box::new(move |x: f64| {
-                    if x < scale {
-                        1.0
-                    } else {
-                        libm::pow(scale / x, shape)
-                    }
-                }),
+                Box::new(move |x: f64| if x < scale { 1.0 } else { libm::pow(scale / x, shape) }),
                 Box::new(move |n: f64| {
                     let flat = (scale - n).max(0.0);
-                    flat + libm::pow(scale, shape) * libm::pow(n.max(scale), 1.0 - shape)
-                        / (shape - 1.0)
+                    flat + libm::pow(scale, shape) * libm::pow(n.max(scale), 1.0 - shape) / (shape - 1.0)
                 }),
             ),
             Dist::Pareto2 { shape, scale } => (
                 Box::new(move |x: f64| libm::pow(1.0 + x / scale, -shape)),
-                Box::new(move |n: f64| {
-                    scale * libm::pow(1.0 + n / scale, 1.0 - shape) / (shape - 1.0)
-                }),
+                Box::new(move |n: f64| scale * libm::pow(1.0 + n / scale, 1.0 - shape) / (shape - 1.0)),
             ),
-            Dist::LogNormal { mu, sigma: 0.0 } => {
-                return Dist::Constant(libm::exp(mu)).survival_sum(from)
-            }
+            Dist::LogNormal { mu, sigma: 0.0 } => return Dist::Constant(libm::exp(mu)).survival_sum(from),
             Dist::LogNormal { mu, sigma } => (
                 Box::new(move |x: f64| {
                     if x <= 0.0 {
@@ -259,18 +235,18 @@ impl Dist {
             return match q.parse(v) {
                 Ok(x) => Some(Dist::Constant(x)),
                 Err(msg) => {
-                    cx.err(path, format!("{msg}, or a distribution table such as {{ dist = \"exponential\", mean = ... }}"));
+                    cx.err(
+                        path,
+                        format!("{msg}, or a distribution table such as {{ dist = \"exponential\", mean = ... }}"),
+                    );
                     None
                 }
             };
         }
         let mut t = Table::new(cx, v, path)?;
-        let kind = t.req(
-            cx,
-            "dist",
-            &format!("one of {}", config::quoted(DIST_NAMES)),
-            |v| config::parse_choice(v, DIST_NAMES),
-        );
+        let kind = t.req(cx, "dist", &format!("one of {}", config::quoted(DIST_NAMES)), |v| {
+            config::parse_choice(v, DIST_NAMES)
+        });
         // Read apart so that the table is finished (unknown keys reported)
         // whatever goes wrong in it.
         let d = (|| -> Option<Dist> {
@@ -288,9 +264,7 @@ impl Dist {
                 })
             };
             let d = match kind {
-                "constant" => {
-                    Dist::Constant(t.req(cx, "value", "the constant value", |v| q.parse(v))?)
-                }
+                "constant" => Dist::Constant(t.req(cx, "value", "the constant value", |v| q.parse(v))?),
                 "exponential" => Dist::Exponential {
                     mean: t.req(cx, "mean", "the mean", |v| q.parse(v).and_then(positive))?,
                 },
@@ -328,10 +302,7 @@ impl Dist {
                     let max = t.req(cx, "max", "the upper bound", |v| q.parse(v));
                     let (min, max) = (min?, max?);
                     if min > max {
-                        cx.err(
-                            &t.key_path("max"),
-                            format!("must be at least min ({min}), got {max}"),
-                        );
+                        cx.err(&t.key_path("max"), format!("must be at least min ({min}), got {max}"));
                         return None;
                     }
                     Dist::Uniform { min, max }
@@ -348,7 +319,10 @@ impl Dist {
                         (Some(mu), None) => mu,
                         (None, Some(m)) => libm::log(m) - sigma * sigma / 2.0,
                         _ => {
-                            cx.err(&t.path, "give exactly one of \"mu\" (mean of ln X) and \"mean\" (mean of X)");
+                            cx.err(
+                                &t.path,
+                                "give exactly one of \"mu\" (mean of ln X) and \"mean\" (mean of X)",
+                            );
                             return None;
                         }
                     };
@@ -399,30 +373,21 @@ mod test {
     #[test]
     fn test_pareto2_scale_from_mean() {
         // ParetoII avg 12, shape 1.2: lambda = 2.4 (vector 3).
-        let d = parse_ok(
-            json!({"dist": "pareto2", "shape": 1.2, "mean": 12}),
-            Quantity::Count,
-        );
+        let d = parse_ok(json!({"dist": "pareto2", "shape": 1.2, "mean": 12}), Quantity::Count);
         assert!(matches!(d, Dist::Pareto2 { scale, .. } if (scale - 2.4).abs() < 1e-12));
     }
 
     #[test]
     fn test_sample_means_converge() {
         // Standard error of an exponential mean over 1e6 samples is 0.1%; 1% is 10 sigma.
-        let d = parse_ok(
-            json!({"dist": "exponential", "mean": "10ms"}),
-            Quantity::Time,
-        );
+        let d = parse_ok(json!({"dist": "exponential", "mean": "10ms"}), Quantity::Time);
         assert!((sample_mean(&d, 1_000_000) / 0.010 - 1.0).abs() < 0.01);
         let d = parse_ok(
             json!({"dist": "uniform", "min": "1400B", "max": "1628B"}),
             Quantity::Bytes,
         );
         assert!((sample_mean(&d, 1_000_000) - 1514.0).abs() < 1.0);
-        let d = parse_ok(
-            json!({"dist": "lognormal", "mean": "1s", "sigma": 0.5}),
-            Quantity::Time,
-        );
+        let d = parse_ok(json!({"dist": "lognormal", "mean": "1s", "sigma": 0.5}), Quantity::Time);
         assert!((sample_mean(&d, 1_000_000) - 1.0).abs() < 0.01);
     }
 
@@ -441,18 +406,9 @@ mod test {
         // variance, and the standard error of the sample mean is under 0.3%
         // of the mean for each, so 1.5% is five standard errors.
         let cases = [
-            Dist::Pareto {
-                shape: 2.5,
-                scale: 2.0,
-            },
-            Dist::Pareto2 {
-                shape: 2.5,
-                scale: 6.0,
-            },
-            Dist::LogNormal {
-                mu: 1.0,
-                sigma: 0.8,
-            },
+            Dist::Pareto { shape: 2.5, scale: 2.0 },
+            Dist::Pareto2 { shape: 2.5, scale: 6.0 },
+            Dist::LogNormal { mu: 1.0, sigma: 0.8 },
             Dist::Uniform {
                 min: 1400.0,
                 max: 1628.0,
@@ -462,24 +418,11 @@ mod test {
         for d in cases {
             let mut r = rng::stream(9, "rounded");
             let n = 4_000_000;
-            let m = (0..n)
-                .map(|_| d.sample(&mut r).round().max(1.0))
-                .sum::<f64>()
-                / n as f64;
+            let m = (0..n).map(|_| d.sample(&mut r).round().max(1.0)).sum::<f64>() / n as f64;
             let exact = d.rounded_mean().unwrap();
-            assert!(
-                (m / exact - 1.0).abs() < 0.015,
-                "{d:?}: sampled {m}, computed {exact}"
-            );
+            assert!((m / exact - 1.0).abs() < 0.015, "{d:?}: sampled {m}, computed {exact}");
         }
-        assert_eq!(
-            Dist::Pareto {
-                shape: 1.0,
-                scale: 1.0
-            }
-            .rounded_mean(),
-            None
-        );
+        assert_eq!(Dist::Pareto { shape: 1.0, scale: 1.0 }.rounded_mean(), None);
     }
 
     #[test]
@@ -487,24 +430,10 @@ mod test {
         // tcp-traffic-models.md section 6 vector 3: ParetoII mean 12, shape
         // 1.2 (lambda 2.4) gives E[ceil X] = 12.5409; mean 10 gives 10.5487.
         // With shape 1.2 most of the sum is in the closed-form tail.
-        let d = Dist::Pareto2 {
-            shape: 1.2,
-            scale: 2.4,
-        };
-        assert!(
-            (d.ceil_mean().unwrap() - 12.5409).abs() < 1e-3,
-            "{:?}",
-            d.ceil_mean()
-        );
-        let d = Dist::Pareto2 {
-            shape: 1.2,
-            scale: 2.0,
-        };
-        assert!(
-            (d.ceil_mean().unwrap() - 10.5487).abs() < 1e-3,
-            "{:?}",
-            d.ceil_mean()
-        );
+        let d = Dist::Pareto2 { shape: 1.2, scale: 2.4 };
+        assert!((d.ceil_mean().unwrap() - 12.5409).abs() < 1e-3, "{:?}", d.ceil_mean());
+        let d = Dist::Pareto2 { shape: 1.2, scale: 2.0 };
+        assert!((d.ceil_mean().unwrap() - 10.5487).abs() < 1e-3, "{:?}", d.ceil_mean());
     }
 
     #[test]
@@ -520,9 +449,6 @@ mod test {
         )
         .is_none());
         assert_eq!(cx.errors[0].path, "traffic[0].gap.dist");
-        assert!(
-            cx.errors[0].message.contains("\"expo\"")
-                && cx.errors[0].message.contains("exponential")
-        );
+        assert!(cx.errors[0].message.contains("\"expo\"") && cx.errors[0].message.contains("exponential"));
     }
 }

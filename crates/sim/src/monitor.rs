@@ -358,16 +358,10 @@ impl QueueMonitor {
         m.insert("departures".into(), json!(self.departures));
         m.insert("drops".into(), json!(drops));
         for r in DropReason::ALL {
-            m.insert(
-                format!("drops_{}", r.as_str()),
-                json!(self.drops[r.index()]),
-            );
+            m.insert(format!("drops_{}", r.as_str()), json!(self.drops[r.index()]));
         }
         m.insert("marks".into(), json!(self.marks));
-        m.insert(
-            "loss_rate".into(),
-            num(ratio(drops as f64, self.arrivals as f64)),
-        );
+        m.insert("loss_rate".into(), num(ratio(drops as f64, self.arrivals as f64)));
         m.insert("qdelay_mean_s".into(), num(self.sojourn.mean()));
         m.insert("qdelay_std_s".into(), num(self.sojourn.std()));
         m.insert("qdelay_max_s".into(), num(self.sojourn.max()));

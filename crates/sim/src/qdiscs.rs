@@ -7,15 +7,15 @@
 //! that point and reported by [`describe`].
 
 use aqmlab_qdisc::{
-    AnyQdisc, Bernoulli, BernoulliParams, DelayEstimator, DropTail, DropTailParams, DropWhere,
-    Duration, Limit, LinkInfo, ParamError, Pie, PieParams, Ted, TedMode, TedParams,
+    AnyQdisc, Bernoulli, BernoulliParams, Codel, CodelParams, DelayEstimator, DropTail, DropTailParams, DropWhere,
+    Duration, FqCodel, FqCodelParams, Limit, LinkInfo, ParamError, Pie, PieParams, Ted, TedMode, TedParams,
 };
 use serde_json::{json, Map, Value};
 
 use crate::config::{self, join, parse_bool, parse_choice, parse_duration, Cx, Table};
 use crate::scenario::CLASSES;
 
-pub const QDISC_KINDS: &[&str] = &["droptail", "bernoulli", "ted", "pie"];
+pub const QDISC_KINDS: &[&str] = &["droptail", "bernoulli", "ted", "pie", "codel", "fq_codel"];
 
 /// A queue discipline as a scenario configures it.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,6 +24,8 @@ pub enum QdiscSpec {
     Bernoulli(BernoulliParams),
     Ted(TedSpec),
     Pie(PieParams),
+    Codel(CodelParams),
+    FqCodel(FqCodelParams),
 }
 
 /// TED's parameters with deadlines by class name: class indices are only
@@ -49,12 +51,9 @@ impl QdiscSpec {
     /// the link itself is invalid: then only the table is checked).
     pub fn parse(cx: &mut Cx, v: &Value, path: &str, link: Option<LinkInfo>) -> Option<QdiscSpec> {
         let mut t = Table::new(cx, v, path)?;
-        let kind = t.req(
-            cx,
-            "kind",
-            &format!("one of {}", config::quoted(QDISC_KINDS)),
-            |v| parse_choice(v, QDISC_KINDS),
-        );
+        let kind = t.req(cx, "kind", &format!("one of {}", config::quoted(QDISC_KINDS)), |v| {
+            parse_choice(v, QDISC_KINDS)
+        });
         // Disciplines with a standard default limit (CoDel, PIE, FQ-CoDel)
         // take it when none is given; the others need one.
         let limit = match kind.and_then(default_limit) {
@@ -71,6 +70,8 @@ impl QdiscSpec {
             Some("bernoulli") => parse_bernoulli(cx, &mut t, limit),
             Some("ted") => parse_ted(cx, &mut t, limit),
             Some("pie") => parse_pie(cx, &mut t, limit),
+            Some("codel") => parse_codel(cx, &mut t, limit),
+            Some("fq_codel") => parse_fq_codel(cx, &mut t, limit),
             Some(other) => unreachable!("parse_choice admitted {other}"),
             None => None,
         };
@@ -89,20 +90,16 @@ impl QdiscSpec {
     /// The discipline for a link, its random stream seeded with `seed`;
     /// `classes` maps `Packet::class` indices to class names.
     pub fn build(&self, link: LinkInfo, seed: u64, classes: &[String]) -> AnyQdisc {
-        self.try_build(link, seed, classes)
-            .expect("a parsed qdisc spec builds")
+        self.try_build(link, seed, classes).expect("a parsed qdisc spec builds")
     }
 
-    fn try_build(
-        &self,
-        _link: LinkInfo,
-        seed: u64,
-        classes: &[String],
-    ) -> Result<AnyQdisc, ParamError> {
+    fn try_build(&self, link: LinkInfo, seed: u64, classes: &[String]) -> Result<AnyQdisc, ParamError> {
         Ok(match self {
             QdiscSpec::DropTail(p) => AnyQdisc::DropTail(DropTail::new(*p)?),
             QdiscSpec::Bernoulli(p) => AnyQdisc::Bernoulli(Bernoulli::new(*p, seed)?),
             QdiscSpec::Pie(p) => AnyQdisc::Pie(Pie::new(*p, seed)?),
+            QdiscSpec::Codel(p) => AnyQdisc::Codel(Codel::new(*p, link)?),
+            QdiscSpec::FqCodel(p) => AnyQdisc::FqCodel(FqCodel::new(*p, link, seed)?),
             QdiscSpec::Ted(s) => AnyQdisc::Ted(Ted::new(TedParams {
                 limit: s.limit,
                 mode: s.mode,
@@ -121,6 +118,8 @@ impl QdiscSpec {
 fn default_limit(kind: &str) -> Option<Limit> {
     match kind {
         "pie" => Some(PieParams::default().limit),
+        "codel" => Some(CodelParams::default().limit),
+        "fq_codel" => Some(FqCodelParams::default().limit),
         _ => None,
     }
 }
@@ -152,10 +151,7 @@ fn parse_droptail(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<Qd
         Some("front") => DropWhere::Front,
         _ => DropWhere::Tail,
     };
-    Some(QdiscSpec::DropTail(DropTailParams {
-        limit: limit?,
-        drop,
-    }))
+    Some(QdiscSpec::DropTail(DropTailParams { limit: limit?, drop }))
 }
 
 fn parse_bernoulli(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<QdiscSpec> {
@@ -219,26 +215,49 @@ fn parse_pie(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<QdiscSp
         whole_bytes(v).map(u64::from)
     });
     set(cx, t, "dq_rate_weight", &mut p.dq_rate_weight, real);
-    set(
-        cx,
-        t,
-        "mean_pktsize",
-        &mut p.mean_pktsize_bytes,
-        whole_bytes,
-    );
+    set(cx, t, "mean_pktsize", &mut p.mean_pktsize_bytes, whole_bytes);
     set(cx, t, "derandomize", &mut p.derandomize, parse_bool);
-    set(
-        cx,
-        t,
-        "cap_drop_adjustment",
-        &mut p.cap_drop_adjustment,
-        parse_bool,
-    );
+    set(cx, t, "cap_drop_adjustment", &mut p.cap_drop_adjustment, parse_bool);
     set(cx, t, "ecn", &mut p.ecn, parse_bool);
     set(cx, t, "mark_ecn_threshold", &mut p.mark_ecn_threshold, real);
     set(cx, t, "byte_mode", &mut p.byte_mode, parse_bool);
     set(cx, t, "idle_decay_factor", &mut p.idle_decay_factor, real);
     Some(QdiscSpec::Pie(p))
+}
+
+fn parse_codel(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<QdiscSpec> {
+    let mut p = CodelParams {
+        limit: limit?,
+        ..CodelParams::default()
+    };
+    set(cx, t, "target", &mut p.target, parse_duration);
+    set(cx, t, "interval", &mut p.interval, parse_duration);
+    set(cx, t, "ecn", &mut p.ecn, parse_bool);
+    set(cx, t, "ce_threshold", &mut p.ce_threshold, |v| {
+        parse_duration(v).map(Some)
+    });
+    Some(QdiscSpec::Codel(p))
+}
+
+fn parse_fq_codel(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<QdiscSpec> {
+    let mut p = FqCodelParams {
+        limit: limit?,
+        ..FqCodelParams::default()
+    };
+    set(cx, t, "flows", &mut p.flows, |v| {
+        config::parse_count(v, 0).map(|n| n.min(u32::MAX as u64) as u32)
+    });
+    set(cx, t, "quantum", &mut p.quantum_bytes, |v| whole_bytes(v).map(Some));
+    set(cx, t, "target", &mut p.target, parse_duration);
+    set(cx, t, "interval", &mut p.interval, parse_duration);
+    set(cx, t, "ecn", &mut p.ecn, parse_bool);
+    set(cx, t, "ce_threshold", &mut p.ce_threshold, |v| {
+        parse_duration(v).map(Some)
+    });
+    set(cx, t, "drop_batch", &mut p.drop_batch_pkts, |v| {
+        config::parse_count(v, 0).map(|n| n.min(u32::MAX as u64) as u32)
+    });
+    Some(QdiscSpec::FqCodel(p))
 }
 
 fn limit_value(l: Limit) -> Value {
@@ -276,6 +295,23 @@ pub fn describe(q: &AnyQdisc, classes: &[String]) -> Value {
                 "mean_pktsize_bytes": p.mean_pktsize_bytes, "derandomize": p.derandomize,
                 "cap_drop_adjustment": p.cap_drop_adjustment, "ecn": p.ecn, "mark_ecn_threshold": p.mark_ecn_threshold,
                 "byte_mode": p.byte_mode, "idle_decay_factor": p.idle_decay_factor,
+            })
+        }
+        AnyQdisc::Codel(q) => {
+            let p = q.effective();
+            json!({
+                "kind": "codel", "limit": limit_value(p.limit), "target_s": secs(p.target),
+                "interval_s": secs(p.interval), "ecn": p.ecn, "ce_threshold_s": p.ce_threshold.map(secs),
+                "maxpacket_bytes": q.law().maxpacket_bytes,
+            })
+        }
+        AnyQdisc::FqCodel(q) => {
+            let p = q.effective();
+            json!({
+                "kind": "fq_codel", "limit": limit_value(p.limit), "flows": p.flows,
+                "quantum_bytes": p.quantum_bytes, "target_s": secs(p.target), "interval_s": secs(p.interval),
+                "ecn": p.ecn, "ce_threshold_s": p.ce_threshold.map(secs), "drop_batch_pkts": p.drop_batch_pkts,
+                "maxpacket_bytes": q.law().maxpacket_bytes,
             })
         }
         AnyQdisc::Ted(q) => {

@@ -82,13 +82,8 @@ pub struct RunOutput {
 impl RunOutput {
     /// `{"summary": ..., "series": {"time_s": [...], ...}}`.
     pub fn to_json(&self) -> String {
-        let series: Map<String, Value> = self
-            .series
-            .iter()
-            .map(|(k, v)| (k.clone(), json!(v)))
-            .collect();
-        serde_json::to_string(&json!({ "summary": self.summary, "series": series }))
-            .expect("a JSON value serialises")
+        let series: Map<String, Value> = self.series.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        serde_json::to_string(&json!({ "summary": self.summary, "series": series })).expect("a JSON value serialises")
     }
 }
 
@@ -179,9 +174,7 @@ impl<'s> Sim<'s> {
                 });
                 sim.stats.push(FlowStats::default());
                 let name = format!("traffic[{}].flow[{j}]", group.name);
-                let start = group
-                    .start
-                    .sample(&mut rng::stream(seed, &format!("{name}.start")));
+                let start = group.start.sample(&mut rng::stream(seed, &format!("{name}.start")));
                 let mut source = UdpSource::new(
                     &group.source,
                     stop,
@@ -217,11 +210,7 @@ impl<'s> Sim<'s> {
                 Event::End => {
                     // The End event was scheduled first, so it precedes a
                     // sample due at the same instant: take that one too.
-                    if self
-                        .tracer
-                        .as_ref()
-                        .is_some_and(|tr| tr.next_at == self.now)
-                    {
+                    if self.tracer.as_ref().is_some_and(|tr| tr.next_at == self.now) {
                         self.sample();
                     }
                     break;
@@ -402,13 +391,8 @@ impl<'s> Sim<'s> {
         match wanted {
             Some(at) => {
                 let generation = link.timer.arm(at);
-                self.events.schedule(
-                    at.max(self.now),
-                    Event::QdiscTimer {
-                        link: l,
-                        generation,
-                    },
-                );
+                self.events
+                    .schedule(at.max(self.now), Event::QdiscTimer { link: l, generation });
             }
             None => link.timer.cancel(),
         }

@@ -11,8 +11,7 @@ use serde_json::Value;
 
 pub use crate::config::ConfigError;
 use crate::config::{
-    self, join, parse_bool, parse_choice, parse_count, parse_duration, parse_rate, parse_str, Cx,
-    Table,
+    self, join, parse_bool, parse_choice, parse_count, parse_duration, parse_rate, parse_str, Cx, Table,
 };
 use crate::dist::{Dist, Quantity};
 pub use crate::qdiscs::QdiscSpec;
@@ -117,10 +116,7 @@ impl NetSpec {
     }
 
     fn node_index(&self, name: &str) -> Option<u32> {
-        self.nodes
-            .iter()
-            .position(|n| n.name == name)
-            .map(|i| i as u32)
+        self.nodes.iter().position(|n| n.name == name).map(|i| i as u32)
     }
 
     /// Static shortest paths by hop count; among equal next hops the lower
@@ -271,18 +267,9 @@ impl Scenario {
 
 fn read_scenario(cx: &mut Cx, v: &Value) -> Option<Scenario> {
     let mut t = Table::new(cx, v, "")?;
-    let name = t
-        .opt(cx, "name", parse_str)
-        .unwrap_or_else(|| "scenario".to_string());
-    let duration = t.req(
-        cx,
-        "duration",
-        "the simulated time, e.g. \"100s\"",
-        parse_duration,
-    );
-    let warmup = t
-        .opt(cx, "warmup", parse_duration)
-        .unwrap_or(Duration::ZERO);
+    let name = t.opt(cx, "name", parse_str).unwrap_or_else(|| "scenario".to_string());
+    let duration = t.req(cx, "duration", "the simulated time, e.g. \"100s\"", parse_duration);
+    let warmup = t.opt(cx, "warmup", parse_duration).unwrap_or(Duration::ZERO);
     let seed = t.opt(cx, "seed", |v| parse_count(v, 0)).unwrap_or(1);
     let net = match t.raw("topology") {
         Some(tv) => read_topology(cx, tv, "topology"),
@@ -332,13 +319,7 @@ fn read_scenario(cx: &mut Cx, v: &Value) -> Option<Scenario> {
                         format!("\"{n}\" is used by another traffic group; names must be unique"),
                     );
                 }
-                if let Some(g) = read_group(
-                    cx,
-                    item,
-                    &format!("traffic[{i}]"),
-                    net.as_ref(),
-                    &mut classes,
-                ) {
+                if let Some(g) = read_group(cx, item, &format!("traffic[{i}]"), net.as_ref(), &mut classes) {
                     groups.push(g);
                 }
             }
@@ -346,19 +327,13 @@ fn read_scenario(cx: &mut Cx, v: &Value) -> Option<Scenario> {
         }
         None => Vec::new(),
         Some(Value::Array(_)) => {
-            cx.err(
-                "traffic",
-                "is empty; at least one [[traffic]] group is needed",
-            );
+            cx.err("traffic", "is empty; at least one [[traffic]] group is needed");
             Vec::new()
         }
         Some(other) => {
             cx.err(
                 "traffic",
-                format!(
-                    "expected a list of [[traffic]] tables, got {}",
-                    config::show(other)
-                ),
+                format!("expected a list of [[traffic]] tables, got {}", config::show(other)),
             );
             Vec::new()
         }
@@ -381,12 +356,7 @@ fn read_scenario(cx: &mut Cx, v: &Value) -> Option<Scenario> {
 
 fn read_trace(cx: &mut Cx, v: &Value, net: &NetSpec) -> Option<TraceSpec> {
     let mut t = Table::new(cx, v, "trace")?;
-    let interval = t.req(
-        cx,
-        "interval",
-        "the sampling interval, e.g. \"100ms\"",
-        parse_duration,
-    );
+    let interval = t.req(cx, "interval", "the sampling interval, e.g. \"100ms\"", parse_duration);
     let queues = t.opt(cx, "queues", |v| {
         let names = v
             .as_array()
@@ -412,10 +382,7 @@ fn read_trace(cx: &mut Cx, v: &Value, net: &NetSpec) -> Option<TraceSpec> {
                         let all: Vec<&str> = net.links.iter().map(|l| l.name.as_str()).collect();
                         cx.err(
                             &format!("trace.queues[{i}]"),
-                            format!(
-                                "no queue is named \"{n}\"; queues: {}",
-                                config::quoted(&all)
-                            ),
+                            format!("no queue is named \"{n}\"; queues: {}", config::quoted(&all)),
                         );
                     }
                 }
@@ -476,7 +443,13 @@ impl NetBuilder {
 
     fn finish(mut self, cx: &mut Cx, path: &str) -> Option<NetSpec> {
         if self.net.nodes.len() > MAX_NODES {
-            cx.err(path, format!("has {} nodes; at most {MAX_NODES} are supported (routes are a table per pair of nodes)", self.net.nodes.len()));
+            cx.err(
+                path,
+                format!(
+                    "has {} nodes; at most {MAX_NODES} are supported (routes are a table per pair of nodes)",
+                    self.net.nodes.len()
+                ),
+            );
             return None;
         }
         let mut names: Vec<&str> = self.net.links.iter().map(|l| l.name.as_str()).collect();
@@ -484,10 +457,7 @@ impl NetBuilder {
         if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
             cx.err(
                 path,
-                format!(
-                    "two queues are named \"{}\"; queue names must be unique",
-                    w[0]
-                ),
+                format!("two queues are named \"{}\"; queue names must be unique", w[0]),
             );
             return None;
         }
@@ -496,10 +466,7 @@ impl NetBuilder {
         if let Some(w) = nodes.windows(2).find(|w| w[0] == w[1]) {
             cx.err(
                 path,
-                format!(
-                    "two nodes are named \"{}\"; node names must be unique",
-                    w[0]
-                ),
+                format!("two nodes are named \"{}\"; node names must be unique", w[0]),
             );
             return None;
         }
@@ -517,12 +484,9 @@ pub const MAX_FLOWS: u64 = 10_000_000;
 
 fn read_topology(cx: &mut Cx, v: &Value, path: &str) -> Option<NetSpec> {
     let mut t = Table::new(cx, v, path)?;
-    let kind = t.req(
-        cx,
-        "kind",
-        &format!("one of {}", config::quoted(TOPOLOGY_KINDS)),
-        |v| parse_choice(v, TOPOLOGY_KINDS),
-    );
+    let kind = t.req(cx, "kind", &format!("one of {}", config::quoted(TOPOLOGY_KINDS)), |v| {
+        parse_choice(v, TOPOLOGY_KINDS)
+    });
     let net = match kind {
         Some("dumbbell") => read_dumbbell(cx, &mut t),
         Some("chain") => read_chain(cx, &mut t),
@@ -554,21 +518,14 @@ impl RateDelay {
 pub const DEFAULT_MTU_BYTES: u32 = 1500;
 
 fn read_rate_delay(cx: &mut Cx, t: &mut Table) -> Option<RateDelay> {
-    let rate = t.req(
-        cx,
-        "rate",
-        "the link rate, e.g. \"10Mbps\"",
-        parse_link_rate,
-    );
+    let rate = t.req(cx, "rate", "the link rate, e.g. \"10Mbps\"", parse_link_rate);
     let delay = t.req(
         cx,
         "delay",
         "the one-way propagation delay, e.g. \"20ms\"",
         parse_duration,
     );
-    let mtu = t
-        .opt(cx, "mtu", config::parse_packet_size)
-        .unwrap_or(DEFAULT_MTU_BYTES);
+    let mtu = t.opt(cx, "mtu", config::parse_packet_size).unwrap_or(DEFAULT_MTU_BYTES);
     Some(RateDelay {
         rate_bps: rate?,
         delay: delay?,
@@ -590,12 +547,7 @@ fn parse_link_rate(v: &Value) -> Result<f64, String> {
 
 /// Reads an optional qdisc table; absent, the queue is unlimited drop-tail.
 /// `link` is `None` when the link itself is invalid (already reported).
-fn opt_qdisc(
-    cx: &mut Cx,
-    t: &mut Table,
-    key: &'static str,
-    link: Option<LinkInfo>,
-) -> Option<QdiscSpec> {
+fn opt_qdisc(cx: &mut Cx, t: &mut Table, key: &'static str, link: Option<LinkInfo>) -> Option<QdiscSpec> {
     match t.raw(key) {
         Some(q) => QdiscSpec::parse(cx, q, &t.key_path(key), link),
         None => Some(QdiscSpec::unlimited()),
@@ -619,12 +571,7 @@ struct HostDefaults {
 }
 
 /// Reads `senders` or `receivers`: a count, or a list of `{ rate, delay }`.
-fn read_hosts(
-    cx: &mut Cx,
-    t: &mut Table,
-    key: &'static str,
-    defaults: HostDefaults,
-) -> Option<Vec<Access>> {
+fn read_hosts(cx: &mut Cx, t: &mut Table, key: &'static str, defaults: HostDefaults) -> Option<Vec<Access>> {
     let HostDefaults {
         count: default_count,
         rate,
@@ -643,10 +590,7 @@ fn read_hosts(
         },
     };
     let missing = |cx: &mut Cx, p: &str, what: &str, global: &str| {
-        cx.err(
-            p,
-            format!("missing {what}; give it here or as topology.{global}"),
-        )
+        cx.err(p, format!("missing {what}; give it here or as topology.{global}"))
     };
     match t.raw(key) {
         None | Some(Value::Number(_)) => {
@@ -723,7 +667,13 @@ fn read_hosts(
             (out.len() == items.len()).then_some(out)
         }
         Some(other) => {
-            cx.err(&path, format!("expected a number of hosts or a non-empty list of {{ rate, delay }} tables, got {}", config::show(other)));
+            cx.err(
+                &path,
+                format!(
+                    "expected a number of hosts or a non-empty list of {{ rate, delay }} tables, got {}",
+                    config::show(other)
+                ),
+            );
             None
         }
     }
@@ -738,9 +688,7 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
         Some(bv) => (|| {
             let mut b = Table::new(cx, bv, &t.key_path("bottleneck"))?;
             let rd = read_rate_delay(cx, &mut b);
-            let name = b
-                .opt(cx, "name", parse_str)
-                .unwrap_or_else(|| "bottleneck".to_string());
+            let name = b.opt(cx, "name", parse_str).unwrap_or_else(|| "bottleneck".to_string());
             b.finish(cx);
             Some((rd?, name))
         })(),
@@ -913,26 +861,10 @@ fn read_duplex(
     let fname = b.net.nodes[from as usize].name.clone();
     let tname = b.net.nodes[to as usize].name.clone();
     let name = name.unwrap_or_else(|| format!("{fname}->{tname}"));
-    b.link(
-        name,
-        from,
-        to,
-        rd.info(),
-        DelaySpec::Fixed(rd.delay),
-        q,
-        report,
-    );
+    b.link(name, from, to, rd.info(), DelaySpec::Fixed(rd.delay), q, report);
     if duplex {
         let rname = reverse_name.unwrap_or_else(|| format!("{tname}->{fname}"));
-        b.link(
-            rname,
-            to,
-            from,
-            rd.info(),
-            DelaySpec::Fixed(rd.delay),
-            rq,
-            report,
-        );
+        b.link(rname, to, from, rd.info(), DelaySpec::Fixed(rd.delay), rq, report);
     }
 }
 
@@ -943,21 +875,13 @@ fn node_ref(cx: &mut Cx, t: &mut Table, key: &'static str, b: &NetBuilder) -> Op
         let all: Vec<&str> = b.net.nodes.iter().map(|n| n.name.as_str()).collect();
         cx.err(
             &t.key_path(key),
-            format!(
-                "no node is named \"{name}\"; nodes: {}",
-                config::quoted(&all)
-            ),
+            format!("no node is named \"{name}\"; nodes: {}", config::quoted(&all)),
         );
     }
     idx
 }
 
-fn read_list<'v>(
-    cx: &mut Cx,
-    t: &mut Table<'v>,
-    key: &'static str,
-    what: &str,
-) -> Option<&'v Vec<Value>> {
+fn read_list<'v>(cx: &mut Cx, t: &mut Table<'v>, key: &'static str, what: &str) -> Option<&'v Vec<Value>> {
     match t.raw(key) {
         Some(Value::Array(items)) => Some(items),
         Some(other) => {
@@ -975,22 +899,17 @@ fn read_list<'v>(
 }
 
 fn read_chain(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
-    let routers = t.req(
-        cx,
-        "routers",
-        "the number of routers R0..Rk in the line",
-        |v| {
-            parse_count(v, 2).and_then(|n| {
-                if n as usize <= MAX_NODES {
-                    Ok(n)
-                } else {
-                    Err(format!(
-                        "{n} routers is too many; a topology has at most {MAX_NODES} nodes"
-                    ))
-                }
-            })
-        },
-    )?;
+    let routers = t.req(cx, "routers", "the number of routers R0..Rk in the line", |v| {
+        parse_count(v, 2).and_then(|n| {
+            if n as usize <= MAX_NODES {
+                Ok(n)
+            } else {
+                Err(format!(
+                    "{n} routers is too many; a topology has at most {MAX_NODES} nodes"
+                ))
+            }
+        })
+    })?;
     let links = read_list(
         cx,
         t,
@@ -1041,20 +960,14 @@ fn read_chain(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
                             if r < routers {
                                 Ok(r as u32)
                             } else {
-                                Err(format!(
-                                    "expected a router index in 0..{}, got {r}",
-                                    routers - 1
-                                ))
+                                Err(format!("expected a router index in 0..{}, got {r}", routers - 1))
                             }
                         })
                     },
                 );
                 let name = name?;
                 if b.net.node_index(&name).is_some() {
-                    cx.err(
-                        &h.key_path("name"),
-                        format!("\"{name}\" is already a node's name"),
-                    );
+                    cx.err(&h.key_path("name"), format!("\"{name}\" is already a node's name"));
                     return None;
                 }
                 let router = router?;
@@ -1167,12 +1080,9 @@ fn read_group(
 ) -> Option<GroupSpec> {
     let mut t = Table::new(cx, v, path)?;
     let name = t.req(cx, "name", "a unique name for the group", parse_str);
-    let kind = t.req(
-        cx,
-        "kind",
-        &format!("one of {}", config::quoted(TRAFFIC_KINDS)),
-        |v| parse_choice(v, TRAFFIC_KINDS),
-    );
+    let kind = t.req(cx, "kind", &format!("one of {}", config::quoted(TRAFFIC_KINDS)), |v| {
+        parse_choice(v, TRAFFIC_KINDS)
+    });
     let count = t
         .opt(cx, "count", |v| {
             parse_count(v, 1).and_then(|n| {
@@ -1193,9 +1103,7 @@ fn read_group(
     };
     let stop = t.opt(cx, "stop", parse_duration);
     let ted_deadline = t.opt(cx, "ted_deadline", parse_duration);
-    let class = t
-        .opt(cx, "class", |v| parse_choice(v, CLASSES))
-        .unwrap_or("realtime");
+    let class = t.opt(cx, "class", |v| parse_choice(v, CLASSES)).unwrap_or("realtime");
     // The source is read apart so that the table is finished (unknown keys
     // reported) whatever goes wrong in it.
     let source = kind.and_then(|kind| read_source(cx, &mut t, kind));
@@ -1243,10 +1151,7 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
                     if b < 1.0 || b.fract() != 0.0 {
                         cx.err(
                             &t.key_path("size"),
-                            format!(
-                                "{} must be a whole number of bytes, at least 1B",
-                                config::show(sv)
-                            ),
+                            format!("{} must be a whole number of bytes, at least 1B", config::show(sv)),
                         );
                         return None;
                     }
@@ -1261,11 +1166,7 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
                 Some(d)
             }
             None => {
-                t.report_missing(
-                    cx,
-                    "size",
-                    "the packet size, e.g. \"1000B\" or a size distribution",
-                );
+                t.report_missing(cx, "size", "the packet size, e.g. \"1000B\" or a size distribution");
                 None
             }
         }
@@ -1273,12 +1174,7 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
     let source = match kind {
         "cbr" => {
             let rate = t.req(cx, "rate", "the sending rate, e.g. \"1Mbps\"", parse_rate);
-            let size = t.req(
-                cx,
-                "size",
-                "the packet size, e.g. \"1000B\"",
-                config::parse_packet_size,
-            );
+            let size = t.req(cx, "size", "the packet size, e.g. \"1000B\"", config::parse_packet_size);
             let jitter = t.opt(cx, "jitter", parse_bool).unwrap_or(false);
             SourceSpec::Cbr {
                 rate_bps: rate?,
@@ -1287,12 +1183,7 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
             }
         }
         "poisson" => {
-            let rate = t.req(
-                cx,
-                "rate",
-                "the mean sending rate, e.g. \"9Mbps\"",
-                parse_rate,
-            );
+            let rate = t.req(cx, "rate", "the mean sending rate, e.g. \"9Mbps\"", parse_rate);
             let size = size_dist(t, cx);
             SourceSpec::Poisson {
                 rate_bps: rate?,
@@ -1358,12 +1249,7 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
                 "the sending rate during ON periods, e.g. \"64kbps\"",
                 parse_rate,
             );
-            let size = t.req(
-                cx,
-                "size",
-                "the packet size, e.g. \"210B\"",
-                config::parse_packet_size,
-            );
+            let size = t.req(cx, "size", "the packet size, e.g. \"210B\"", config::parse_packet_size);
             let period = |t: &mut Table, cx: &mut Cx, key: &'static str| match t.raw(key) {
                 Some(pv) => Dist::parse(cx, pv, &t.key_path(key), Quantity::Time),
                 None => {
@@ -1373,9 +1259,7 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
             };
             let on = period(t, cx, "on");
             let off = period(t, cx, "off");
-            let transport = t
-                .opt(cx, "transport", |v| parse_choice(v, &["udp"]))
-                .unwrap_or("udp");
+            let transport = t.opt(cx, "transport", |v| parse_choice(v, &["udp"])).unwrap_or("udp");
             debug_assert_eq!(transport, "udp");
             SourceSpec::OnOff {
                 rate_bps: rate?,
@@ -1390,14 +1274,10 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
     // would come less than 1 ns apart on average cannot be simulated.
     let (gap_s, key) = match &source {
         SourceSpec::Cbr {
-            rate_bps,
-            size_bytes,
-            ..
+            rate_bps, size_bytes, ..
         }
         | SourceSpec::OnOff {
-            rate_bps,
-            size_bytes,
-            ..
+            rate_bps, size_bytes, ..
         } => (*size_bytes as f64 * 8.0 / rate_bps, "rate"),
         SourceSpec::Poisson { rate_bps, size } => (size.rounded_mean()? * 8.0 / rate_bps, "rate"),
         SourceSpec::Batch { gap, .. } => (
@@ -1532,10 +1412,7 @@ mod test {
         bad["traffic"][0]["dst"] = json!("e");
         assert_eq!(
             errors(&bad),
-            vec![(
-                "traffic[0]".to_string(),
-                "no route from \"a\" to \"e\"".to_string()
-            )]
+            vec![("traffic[0]".to_string(), "no route from \"a\" to \"e\"".to_string())]
         );
     }
 
@@ -1627,8 +1504,7 @@ mod test {
     #[test]
     fn test_sizes_are_bounded_before_anything_is_built() {
         let mut v = dumbbell();
-        v["topology"] =
-            json!({ "kind": "chain", "routers": 1_000_000_000_000u64, "links": [], "hosts": [] });
+        v["topology"] = json!({ "kind": "chain", "routers": 1_000_000_000_000u64, "links": [], "hosts": [] });
         assert!(errors(&v)[0].1.contains("too many"));
         let mut v = dumbbell();
         v["topology"]["senders"] = json!(100_000);

@@ -63,11 +63,7 @@ fn test_underloaded_bottleneck_utilisation_equals_offered_load() {
     let bound = 8.0 * 458.4e-6 / 90.0;
     let u = q["utilization"].as_f64().unwrap();
     assert!((u - 0.1).abs() <= bound, "utilization {u}");
-    assert_eq!(
-        q["qdelay_mean_s"].as_f64().unwrap(),
-        0.0,
-        "the CBR packets never queue"
-    );
+    assert_eq!(q["qdelay_mean_s"].as_f64().unwrap(), 0.0, "the CBR packets never queue");
     // Access links never drop here, so they are not reported.
     let names: Vec<&str> = out.summary["queues"]
         .as_object()
@@ -105,10 +101,7 @@ fn test_chain_routes_over_shortest_path() {
     assert_eq!(f["delay_max_s"].as_f64().unwrap(), expected);
     assert_eq!(f["delay_min_s"].as_f64().unwrap(), expected);
     let q = &out.summary["queues"];
-    assert!(
-        q["R0->R1"]["arrivals"].as_u64().unwrap() > 0
-            && q["R1->R2"]["arrivals"] == q["R0->R1"]["arrivals"]
-    );
+    assert!(q["R0->R1"]["arrivals"].as_u64().unwrap() > 0 && q["R1->R2"]["arrivals"] == q["R0->R1"]["arrivals"]);
     assert_eq!(q["R2->R1"]["arrivals"], 0);
 }
 
@@ -166,13 +159,13 @@ fn test_adding_a_group_leaves_other_groups_draws_unchanged() {
         "traffic": [ { "name": "p", "kind": "poisson", "rate": "1.5Mbps", "size": { "dist": "exponential", "mean": "500B" }, "src": "a", "dst": "b" } ],
     });
     let mut more = base.clone();
-    more["traffic"].as_array_mut().unwrap().insert(0, json!({ "name": "q", "kind": "poisson", "rate": "1Mbps", "size": "100B", "src": "c", "dst": "d" }));
+    more["traffic"].as_array_mut().unwrap().insert(
+        0,
+        json!({ "name": "q", "kind": "poisson", "rate": "1Mbps", "size": "100B", "src": "c", "dst": "d" }),
+    );
     let p1 = run(&scenario(&base), 3).summary["traffic"]["p"].clone();
     let p2 = run(&scenario(&more), 3).summary["traffic"]["p"].clone();
-    assert!(
-        p1["drops"].as_u64().unwrap() > 0,
-        "the queue is busy enough to matter"
-    );
+    assert!(p1["drops"].as_u64().unwrap() > 0, "the queue is busy enough to matter");
     assert_eq!(p1, p2);
 }
 
@@ -226,9 +219,7 @@ fn test_drawn_access_delay_is_shared_by_both_directions() {
     }
     // Drawn, so the four hosts differ, within [1, 30] ms + 50.1 ms.
     assert!(
-        one_way
-            .iter()
-            .all(|&p| (0.0511 - 1e-9..=0.0801 + 1e-9).contains(&p)),
+        one_way.iter().all(|&p| (0.0511 - 1e-9..=0.0801 + 1e-9).contains(&p)),
         "{one_way:?}"
     );
     one_way.dedup();

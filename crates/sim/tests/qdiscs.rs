@@ -62,11 +62,7 @@ fn test_ted_ebd_budget_bounds_the_sum_of_queueing_delays() {
     // 10 Mb/s (0.8 ms) and at 8 Mb/s (1 ms).
     let fixed = 0.002 + 0.0008 + 0.001;
     let queueing_max = |mode: &str| {
-        let v = line(
-            &[("10Mbps", ted(mode)), ("8Mbps", ted(mode))],
-            "12Mbps",
-            Some("8ms"),
-        );
+        let v = line(&[("10Mbps", ted(mode)), ("8Mbps", ted(mode))], "12Mbps", Some("8ms"));
         let out = run(&scenario(&v), 1);
         let f = &out.summary["flows"][0];
         let q = &out.summary["queues"];
@@ -91,10 +87,17 @@ fn pie_rule(prob: f64, qdelay: f64, qdelay_old: f64) -> f64 {
     let (alpha, beta, qdelay_ref) = (0.125, 1.25, 0.015);
     let mut p = alpha * (qdelay - qdelay_ref) + beta * (qdelay - qdelay_old);
     // Auto-scaling by the probability before the update (RFC 8033 4.2).
-    let scale = [(1e-6, 2048.0), (1e-5, 512.0), (1e-4, 128.0), (1e-3, 32.0), (1e-2, 8.0), (1e-1, 2.0)]
-        .iter()
-        .find(|(bound, _)| prob < *bound)
-        .map_or(1.0, |(_, div)| 1.0 / div);
+    let scale = [
+        (1e-6, 2048.0),
+        (1e-5, 512.0),
+        (1e-4, 128.0),
+        (1e-3, 32.0),
+        (1e-2, 8.0),
+        (1e-1, 2.0),
+    ]
+    .iter()
+    .find(|(bound, _)| prob < *bound)
+    .map_or(1.0, |(_, div)| 1.0 / div);
     p *= scale;
     // Cap-drop adjustment (5.5): above 10% rise by at most 2% at a time.
     if prob >= 0.1 && p > 0.02 {
@@ -127,11 +130,18 @@ fn test_pie_drop_prob_follows_the_update_rule_in_a_run() {
     let col = |n: &str| out.series.iter().find(|(name, _)| name == n).unwrap().1.clone();
     // After an update, qdelay_old holds the delay that update used.
     let (prob, qdelay) = (col("q.drop_prob"), col("q.qdelay_old"));
-    assert!(prob.iter().cloned().fold(0.0, f64::max) > 0.1, "the run must reach the capped region");
+    assert!(
+        prob.iter().cloned().fold(0.0, f64::max) > 0.1,
+        "the run must reach the capped region"
+    );
     let mut checked = 0;
     for k in 1..prob.len() {
         let expected = pie_rule(prob[k - 1], qdelay[k], qdelay[k - 1]);
-        assert!((prob[k] - expected).abs() <= 1e-12 * expected.max(1e-12), "update {k}: {} vs {expected}", prob[k]);
+        assert!(
+            (prob[k] - expected).abs() <= 1e-12 * expected.max(1e-12),
+            "update {k}: {} vs {expected}",
+            prob[k]
+        );
         checked += 1;
     }
     assert_eq!(checked, 25_000 / 15);

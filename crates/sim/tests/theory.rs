@@ -53,10 +53,7 @@ fn check(label: &str, xs: &[f64], theory: f64, tol: f64, max_half_width: f64) {
         100.0 * hw / theory,
         100.0 * tol
     );
-    assert!(
-        rel(mean, theory) < tol,
-        "{label}: sim {mean} vs theory {theory}"
-    );
+    assert!(rel(mean, theory) < tol, "{label}: sim {mean} vs theory {theory}");
 }
 
 #[test]
@@ -66,13 +63,7 @@ fn test_mm1k_loss_and_occupancy_match_closed_form() {
     for (rho, k) in [(0.5, 5), (0.9, 10), (2.0, 10)] {
         let (loss, in_system) = run_mm1k(rho, k, 4e6, 10);
         let (p_loss, l) = mm1k(rho, k);
-        check(
-            &format!("M/M/1/{k} rho={rho} loss"),
-            &loss,
-            p_loss,
-            0.02,
-            0.01,
-        );
+        check(&format!("M/M/1/{k} rho={rho} loss"), &loss, p_loss, 0.02, 0.01);
         check(&format!("M/M/1/{k} rho={rho} L"), &in_system, l, 0.02, 0.01);
     }
 }
@@ -90,19 +81,9 @@ fn test_md1_waiting_time_matches_pollaczek_khinchine() {
     );
     let sc = scenario(&v);
     let waits: Vec<f64> = (1..=10)
-        .map(|seed| {
-            queue_summary(&sc, seed, "q")["qdelay_mean_s"]
-                .as_f64()
-                .unwrap()
-        })
+        .map(|seed| queue_summary(&sc, seed, "q")["qdelay_mean_s"].as_f64().unwrap())
         .collect();
-    check(
-        "M/D/1 rho=0.8 Wq",
-        &waits,
-        0.8 * 0.8e-3 / (2.0 * 0.2),
-        0.02,
-        0.01,
-    );
+    check("M/D/1 rho=0.8 Wq", &waits, 0.8 * 0.8e-3 / (2.0 * 0.2), 0.02, 0.01);
 }
 
 #[test]
