@@ -13,18 +13,22 @@
 //! FIFO every discipline queues into), then one module per discipline.
 
 pub mod bernoulli;
+pub mod blue;
 pub mod droptail;
 pub mod fifo;
 pub mod packet;
 pub mod rng;
+pub mod sfb;
 pub mod time;
 
 use std::fmt;
 
 pub use bernoulli::{Bernoulli, BernoulliParams};
+pub use blue::{Blue, BlueParams, BlueState};
 pub use droptail::{DropTail, DropTailParams, DropWhere};
 pub use fifo::{Backlog, Fifo, Limit};
 pub use packet::{Ecn, Packet};
+pub use sfb::{Sfb, SfbParams, SfbState};
 pub use time::{Duration, Time};
 
 /// Why a packet was dropped. Monitors count drops by reason.
