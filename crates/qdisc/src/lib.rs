@@ -13,6 +13,7 @@
 //! FIFO every discipline queues into), then one module per discipline.
 
 pub mod bernoulli;
+pub mod blue;
 pub mod codel;
 pub mod droptail;
 pub mod fifo;
@@ -20,18 +21,21 @@ pub mod fq_codel;
 pub mod packet;
 pub mod pie;
 pub mod rng;
+pub mod sfb;
 pub mod ted;
 pub mod time;
 
 use std::fmt;
 
 pub use bernoulli::{Bernoulli, BernoulliParams};
+pub use blue::{Blue, BlueParams, BlueState};
 pub use codel::{codel_dequeue, Codel, CodelLaw, CodelParams, CodelState, CodelStats};
 pub use droptail::{DropTail, DropTailParams, DropWhere};
 pub use fifo::{Backlog, Fifo, Limit};
 pub use fq_codel::{FlowList, FqCodel, FqCodelParams, FqCodelStats};
 pub use packet::{Ecn, Packet};
 pub use pie::{DelayEstimator, Pie, PieAction, PieParams, PieState};
+pub use sfb::{Sfb, SfbParams, SfbState};
 pub use ted::{Ted, TedMode, TedParams};
 pub use time::{Duration, Time};
 
@@ -189,6 +193,8 @@ pub enum AnyQdisc {
     Pie(Pie),
     Codel(Codel),
     FqCodel(FqCodel),
+    Blue(Blue),
+    Sfb(Sfb),
 }
 
 macro_rules! dispatch {
@@ -200,6 +206,8 @@ macro_rules! dispatch {
             AnyQdisc::Pie($q) => $e,
             AnyQdisc::Codel($q) => $e,
             AnyQdisc::FqCodel($q) => $e,
+            AnyQdisc::Blue($q) => $e,
+            AnyQdisc::Sfb($q) => $e,
         }
     };
 }

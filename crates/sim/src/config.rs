@@ -366,6 +366,33 @@ pub fn parse_packet_size(v: &Value) -> Result<u32, String> {
     Ok(b as u32)
 }
 
+/// A whole number of packets, written `20` or `"20pkt"`.
+pub fn parse_pkts(v: &Value) -> Result<u32, String> {
+    const EXPECTED: &str = "a whole number of packets, e.g. 20 or \"20pkt\"";
+    let n = match v {
+        Value::Number(_) => v.as_u64(),
+        Value::String(s) => split_number(s)
+            .filter(|(x, unit)| (*unit == "pkt" || *unit == "pkts") && x.fract() == 0.0 && *x >= 0.0)
+            .map(|(x, _)| x as u64),
+        _ => None,
+    };
+    n.filter(|&n| n <= u32::MAX as u64)
+        .map(|n| n as u32)
+        .ok_or_else(|| format!("expected {EXPECTED}, got {}", show(v)))
+}
+
+/// A packet rate, written `"10pps"` or `"10pkt/s"`, in packets per second.
+pub fn parse_packet_rate(v: &Value) -> Result<f64, String> {
+    const EXPECTED: &str = "a packet rate such as \"10pps\" or \"10pkt/s\"";
+    let s = v
+        .as_str()
+        .ok_or_else(|| format!("expected {EXPECTED}, got {}", show(v)))?;
+    match split_number(s) {
+        Some((x, "pps" | "pkt/s")) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!("\"{s}\" is not {EXPECTED}")),
+    }
+}
+
 /// A buffer limit: `"300pkt"`, a size in bytes, or `"inf"`.
 pub fn parse_limit(v: &Value) -> Result<Limit, String> {
     const EXPECTED: &str = "a buffer limit in packets (\"300pkt\"), in bytes (\"450000B\", \"450KB\") or \"inf\"";
@@ -407,6 +434,11 @@ mod test {
         assert_eq!(parse_limit(&json!("300pkt")), Ok(Limit::Packets(300)));
         assert_eq!(parse_limit(&json!("450KB")), Ok(Limit::Bytes(450_000)));
         assert_eq!(parse_limit(&json!("inf")), Ok(Limit::Unlimited));
+        assert_eq!(parse_pkts(&json!(20)), Ok(20));
+        assert_eq!(parse_pkts(&json!("25pkt")), Ok(25));
+        assert!(parse_pkts(&json!("25B")).is_err());
+        assert_eq!(parse_packet_rate(&json!("10pps")), Ok(10.0));
+        assert_eq!(parse_packet_rate(&json!("2.5pkt/s")), Ok(2.5));
     }
 
     #[test]

@@ -7,15 +7,25 @@
 //! that point and reported by [`describe`].
 
 use aqmlab_qdisc::{
-    AnyQdisc, Bernoulli, BernoulliParams, Codel, CodelParams, DelayEstimator, DropTail, DropTailParams, DropWhere,
-    Duration, FqCodel, FqCodelParams, Limit, LinkInfo, ParamError, Pie, PieParams, Ted, TedMode, TedParams,
+    AnyQdisc, Bernoulli, BernoulliParams, Blue, BlueParams, Codel, CodelParams, DelayEstimator, DropTail,
+    DropTailParams, DropWhere, Duration, FqCodel, FqCodelParams, Limit, LinkInfo, ParamError, Pie, PieParams, Sfb,
+    SfbParams, Ted, TedMode, TedParams,
 };
 use serde_json::{json, Map, Value};
 
 use crate::config::{self, join, parse_bool, parse_choice, parse_duration, Cx, Table};
 use crate::scenario::CLASSES;
 
-pub const QDISC_KINDS: &[&str] = &["droptail", "bernoulli", "ted", "pie", "codel", "fq_codel"];
+pub const QDISC_KINDS: &[&str] = &[
+    "droptail",
+    "bernoulli",
+    "ted",
+    "pie",
+    "codel",
+    "fq_codel",
+    "blue",
+    "sfb",
+];
 
 /// A queue discipline as a scenario configures it.
 #[derive(Clone, Debug, PartialEq)]
@@ -26,6 +36,8 @@ pub enum QdiscSpec {
     Pie(PieParams),
     Codel(CodelParams),
     FqCodel(FqCodelParams),
+    Blue(BlueParams),
+    Sfb(SfbParams),
 }
 
 /// TED's parameters with deadlines by class name: class indices are only
@@ -72,6 +84,8 @@ impl QdiscSpec {
             Some("pie") => parse_pie(cx, &mut t, limit),
             Some("codel") => parse_codel(cx, &mut t, limit),
             Some("fq_codel") => parse_fq_codel(cx, &mut t, limit),
+            Some("blue") => parse_blue(cx, &mut t, limit),
+            Some("sfb") => parse_sfb(cx, &mut t, limit),
             Some(other) => unreachable!("parse_choice admitted {other}"),
             None => None,
         };
@@ -100,6 +114,8 @@ impl QdiscSpec {
             QdiscSpec::Pie(p) => AnyQdisc::Pie(Pie::new(*p, seed)?),
             QdiscSpec::Codel(p) => AnyQdisc::Codel(Codel::new(*p, link)?),
             QdiscSpec::FqCodel(p) => AnyQdisc::FqCodel(FqCodel::new(*p, link, seed)?),
+            QdiscSpec::Blue(p) => AnyQdisc::Blue(Blue::new(*p, seed)?),
+            QdiscSpec::Sfb(p) => AnyQdisc::Sfb(Sfb::new(*p, seed)?),
             QdiscSpec::Ted(s) => AnyQdisc::Ted(Ted::new(TedParams {
                 limit: s.limit,
                 mode: s.mode,
@@ -260,6 +276,42 @@ fn parse_fq_codel(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<Qd
     Some(QdiscSpec::FqCodel(p))
 }
 
+fn parse_blue(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<QdiscSpec> {
+    let mut p = BlueParams::new(limit?);
+    set(cx, t, "d1", &mut p.d1, real);
+    set(cx, t, "d2", &mut p.d2, real);
+    set(cx, t, "freeze_time", &mut p.freeze_time, parse_duration);
+    set(cx, t, "l_threshold", &mut p.l_threshold, |v| {
+        config::parse_limit(v).map(Some)
+    });
+    set(cx, t, "ecn", &mut p.ecn, parse_bool);
+    Some(QdiscSpec::Blue(p))
+}
+
+fn parse_sfb(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<QdiscSpec> {
+    let mut p = SfbParams::new(limit?);
+    set(cx, t, "target", &mut p.target_pkts, config::parse_pkts);
+    set(cx, t, "max", &mut p.max_pkts, config::parse_pkts);
+    set(cx, t, "increment", &mut p.increment, real);
+    set(cx, t, "decrement", &mut p.decrement, real);
+    set(cx, t, "penalty_rate", &mut p.penalty_rate_pps, |v| {
+        let r = config::parse_packet_rate(v)?;
+        if r.fract() == 0.0 && r <= u32::MAX as f64 {
+            Ok(r as u32)
+        } else {
+            Err(format!(
+                "{} must be a whole number of packets per second",
+                config::show(v)
+            ))
+        }
+    });
+    set(cx, t, "penalty_burst", &mut p.penalty_burst_pkts, config::parse_pkts);
+    set(cx, t, "rehash_interval", &mut p.rehash_interval, parse_duration);
+    set(cx, t, "warmup", &mut p.warmup, parse_duration);
+    set(cx, t, "ecn", &mut p.ecn, parse_bool);
+    Some(QdiscSpec::Sfb(p))
+}
+
 fn limit_value(l: Limit) -> Value {
     match l {
         Limit::Packets(n) => json!(format!("{n}pkt")),
@@ -312,6 +364,22 @@ pub fn describe(q: &AnyQdisc, classes: &[String]) -> Value {
                 "quantum_bytes": p.quantum_bytes, "target_s": secs(p.target), "interval_s": secs(p.interval),
                 "ecn": p.ecn, "ce_threshold_s": p.ce_threshold.map(secs), "drop_batch_pkts": p.drop_batch_pkts,
                 "maxpacket_bytes": q.law().maxpacket_bytes,
+            })
+        }
+        AnyQdisc::Blue(q) => {
+            let p = q.effective();
+            json!({
+                "kind": "blue", "limit": limit_value(p.limit), "d1": p.d1, "d2": p.d2,
+                "freeze_time_s": secs(p.freeze_time), "l_threshold": p.l_threshold.map(limit_value), "ecn": p.ecn,
+            })
+        }
+        AnyQdisc::Sfb(q) => {
+            let p = q.effective();
+            json!({
+                "kind": "sfb", "limit": limit_value(p.limit), "target_pkts": p.target_pkts, "max_pkts": p.max_pkts,
+                "increment": p.increment, "decrement": p.decrement, "penalty_rate_pps": p.penalty_rate_pps,
+                "penalty_burst_pkts": p.penalty_burst_pkts, "rehash_interval_s": secs(p.rehash_interval),
+                "warmup_s": secs(p.warmup), "ecn": p.ecn,
             })
         }
         AnyQdisc::Ted(q) => {
