@@ -12,19 +12,26 @@
 //! [`rng`] (per-component seeded streams), [`fifo`] (the byte/packet counted
 //! FIFO every discipline queues into), then one module per discipline.
 
+pub mod ared;
 pub mod bernoulli;
 pub mod droptail;
 pub mod fifo;
 pub mod packet;
+pub mod red;
 pub mod rng;
 pub mod time;
 
 use std::fmt;
 
+pub use ared::{Adapt, AredParams, AredUpdate, DynThresholds, FengParams, FengStatus, GentleSlope};
 pub use bernoulli::{Bernoulli, BernoulliParams};
 pub use droptail::{DropTail, DropTailParams, DropWhere};
 pub use fifo::{Backlog, Fifo, Limit};
 pub use packet::{Ecn, Packet};
+pub use red::{
+    AvgOf, DropSpacing, EcnAboveMaxTh, IdleDecay, QueueUnit, Red, RedAction, RedCore, RedParams,
+    RedState, Threshold, Weight,
+};
 pub use time::{Duration, Time};
 
 /// Why a packet was dropped. Monitors count drops by reason.
