@@ -12,6 +12,7 @@
 //! [`rng`] (per-component seeded streams), [`fifo`] (the byte/packet counted
 //! FIFO every discipline queues into), then one module per discipline.
 
+pub mod ared;
 pub mod bernoulli;
 pub mod blue;
 pub mod codel;
@@ -20,6 +21,7 @@ pub mod fifo;
 pub mod fq_codel;
 pub mod packet;
 pub mod pie;
+pub mod red;
 pub mod rng;
 pub mod sfb;
 pub mod ted;
@@ -27,6 +29,7 @@ pub mod time;
 
 use std::fmt;
 
+pub use ared::{Adapt, AredParams, AredUpdate, DynThresholds, FengParams, FengStatus, GentleSlope};
 pub use bernoulli::{Bernoulli, BernoulliParams};
 pub use blue::{Blue, BlueParams, BlueState};
 pub use codel::{codel_dequeue, Codel, CodelLaw, CodelParams, CodelState, CodelStats};
@@ -35,6 +38,10 @@ pub use fifo::{Backlog, Fifo, Limit};
 pub use fq_codel::{FlowList, FqCodel, FqCodelParams, FqCodelStats};
 pub use packet::{Ecn, Packet};
 pub use pie::{DelayEstimator, Pie, PieAction, PieParams, PieState};
+pub use red::{
+    AvgOf, DropSpacing, EcnAboveMaxTh, IdleDecay, QueueUnit, Red, RedAction, RedCore, RedParams, RedState, Threshold,
+    Weight,
+};
 pub use sfb::{Sfb, SfbParams, SfbState};
 pub use ted::{Ted, TedMode, TedParams};
 pub use time::{Duration, Time};
@@ -194,7 +201,9 @@ pub enum AnyQdisc {
     Codel(Codel),
     FqCodel(FqCodel),
     Blue(Blue),
-    Sfb(Sfb),
+    /// Boxed: its bin arrays are large.
+    Sfb(Box<Sfb>),
+    Red(Red),
 }
 
 macro_rules! dispatch {
@@ -208,6 +217,7 @@ macro_rules! dispatch {
             AnyQdisc::FqCodel($q) => $e,
             AnyQdisc::Blue($q) => $e,
             AnyQdisc::Sfb($q) => $e,
+            AnyQdisc::Red($q) => $e,
         }
     };
 }

@@ -266,7 +266,7 @@ pub fn quoted(words: &[&str]) -> String {
 /// Splits `"10.5Mbps"` or `"1e-3s"` into the number and the unit: the
 /// longest leading run that reads as a number, then the rest. (No unit
 /// starts with a digit, a sign, a point or the letter e.)
-fn split_number(s: &str) -> Option<(f64, &str)> {
+pub(crate) fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
     let numeric = |c: char| c.is_ascii_digit() || matches!(c, '.' | '_' | '+' | '-' | 'e' | 'E');
     let run = s.find(|c: char| !numeric(c)).unwrap_or(s.len());

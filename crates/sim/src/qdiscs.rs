@@ -7,9 +7,10 @@
 //! that point and reported by [`describe`].
 
 use aqmlab_qdisc::{
-    AnyQdisc, Bernoulli, BernoulliParams, Blue, BlueParams, Codel, CodelParams, DelayEstimator, DropTail,
-    DropTailParams, DropWhere, Duration, FqCodel, FqCodelParams, Limit, LinkInfo, ParamError, Pie, PieParams, Sfb,
-    SfbParams, Ted, TedMode, TedParams,
+    Adapt, AnyQdisc, AredParams, AredUpdate, AvgOf, Bernoulli, BernoulliParams, Blue, BlueParams, Codel, CodelParams,
+    DelayEstimator, DropSpacing, DropTail, DropTailParams, DropWhere, Duration, DynThresholds, EcnAboveMaxTh,
+    FengParams, FqCodel, FqCodelParams, GentleSlope, IdleDecay, Limit, LinkInfo, ParamError, Pie, PieParams, QueueUnit,
+    Red, RedParams, Sfb, SfbParams, Ted, TedMode, TedParams, Threshold, Weight,
 };
 use serde_json::{json, Map, Value};
 
@@ -19,12 +20,15 @@ use crate::scenario::CLASSES;
 pub const QDISC_KINDS: &[&str] = &[
     "droptail",
     "bernoulli",
-    "ted",
-    "pie",
-    "codel",
-    "fq_codel",
+    "red",
+    "ared",
+    "feng-ared",
     "blue",
     "sfb",
+    "ted",
+    "codel",
+    "pie",
+    "fq_codel",
 ];
 
 /// A queue discipline as a scenario configures it.
@@ -38,6 +42,7 @@ pub enum QdiscSpec {
     FqCodel(FqCodelParams),
     Blue(BlueParams),
     Sfb(SfbParams),
+    Red(RedParams),
 }
 
 /// TED's parameters with deadlines by class name: class indices are only
@@ -86,6 +91,7 @@ impl QdiscSpec {
             Some("fq_codel") => parse_fq_codel(cx, &mut t, limit),
             Some("blue") => parse_blue(cx, &mut t, limit),
             Some("sfb") => parse_sfb(cx, &mut t, limit),
+            Some(kind @ ("red" | "ared" | "feng-ared")) => parse_red(cx, &mut t, kind, limit),
             Some(other) => unreachable!("parse_choice admitted {other}"),
             None => None,
         };
@@ -115,7 +121,8 @@ impl QdiscSpec {
             QdiscSpec::Codel(p) => AnyQdisc::Codel(Codel::new(*p, link)?),
             QdiscSpec::FqCodel(p) => AnyQdisc::FqCodel(FqCodel::new(*p, link, seed)?),
             QdiscSpec::Blue(p) => AnyQdisc::Blue(Blue::new(*p, seed)?),
-            QdiscSpec::Sfb(p) => AnyQdisc::Sfb(Sfb::new(*p, seed)?),
+            QdiscSpec::Red(p) => AnyQdisc::Red(Red::new(*p, link, seed)?),
+            QdiscSpec::Sfb(p) => AnyQdisc::Sfb(Box::new(Sfb::new(*p, seed)?)),
             QdiscSpec::Ted(s) => AnyQdisc::Ted(Ted::new(TedParams {
                 limit: s.limit,
                 mode: s.mode,
@@ -312,6 +319,154 @@ fn parse_sfb(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<QdiscSp
     Some(QdiscSpec::Sfb(p))
 }
 
+/// A RED threshold: `"auto"`, packets (`"45pkt"`, fractions allowed) or a
+/// size in bytes.
+fn threshold(v: &Value) -> Result<Threshold, String> {
+    const EXPECTED: &str = "\"auto\", a number of packets such as \"45pkt\", or a size such as \"45000B\"";
+    let s = v
+        .as_str()
+        .ok_or_else(|| format!("expected {EXPECTED}, got {}", config::show(v)))?;
+    if s.trim() == "auto" {
+        return Ok(Threshold::Auto);
+    }
+    match config::split_number(s) {
+        Some((x, "pkt" | "pkts")) if x.is_finite() && x >= 0.0 => Ok(Threshold::Packets(x)),
+        _ => config::parse_bytes_f64(v)
+            .map(Threshold::Bytes)
+            .map_err(|_| format!("\"{s}\" is not {EXPECTED}")),
+    }
+}
+
+/// RED's `w_q`: `"auto"` or a number.
+fn weight(v: &Value) -> Result<Weight, String> {
+    if v.as_str() == Some("auto") {
+        return Ok(Weight::Auto);
+    }
+    real(v)
+        .map(Weight::Value)
+        .map_err(|_| format!("expected \"auto\" or a number in (0, 1], got {}", config::show(v)))
+}
+
+/// `red`, `ared` and `feng-ared`: one implementation, three sets of
+/// defaults (qdiscs.md). `red` and `feng-ared` need thresholds, `max_p` and
+/// `w_q`; `ared` defaults them to auto, auto and 0.1.
+fn parse_red(cx: &mut Cx, t: &mut Table, kind: &str, limit: Option<Limit>) -> Option<QdiscSpec> {
+    let mut p = if kind == "ared" {
+        let mut p = RedParams::ared(Limit::Unlimited);
+        set(cx, t, "min_th", &mut p.min_th, threshold);
+        set(cx, t, "max_th", &mut p.max_th, threshold);
+        set(cx, t, "max_p", &mut p.max_p, real);
+        set(cx, t, "w_q", &mut p.w_q, weight);
+        p
+    } else {
+        let min_th = t.req(
+            cx,
+            "min_th",
+            "the lower threshold, e.g. \"45pkt\" or \"auto\"",
+            threshold,
+        );
+        let max_th = t.req(
+            cx,
+            "max_th",
+            "the upper threshold, e.g. \"195pkt\" or \"auto\"",
+            threshold,
+        );
+        let max_p = t.req(cx, "max_p", "the drop probability at max_th, e.g. 0.1", real);
+        let w_q = t.req(cx, "w_q", "the averaging weight, e.g. 0.002, or \"auto\"", weight);
+        let (min_th, max_th, max_p, w_q) = (min_th?, max_th?, max_p?, w_q?);
+        if kind == "feng-ared" {
+            RedParams::feng(Limit::Unlimited, min_th, max_th, max_p, w_q)
+        } else {
+            RedParams::red(Limit::Unlimited, min_th, max_th, max_p, w_q)
+        }
+    };
+    set(cx, t, "gentle", &mut p.gentle, parse_bool);
+    set(cx, t, "wait", &mut p.wait, parse_bool);
+    set(cx, t, "byte_mode", &mut p.byte_mode, parse_bool);
+    set(cx, t, "mean_pktsize", &mut p.mean_pktsize_bytes, whole_bytes);
+    set(cx, t, "ecn", &mut p.ecn, parse_bool);
+    set(cx, t, "ecn_above_max_th", &mut p.ecn_above_max_th, |v| {
+        Ok(if parse_choice(v, &["drop", "mark"])? == "mark" {
+            EcnAboveMaxTh::Mark
+        } else {
+            EcnAboveMaxTh::Drop
+        })
+    });
+    set(cx, t, "drop_spacing", &mut p.drop_spacing, |v| {
+        Ok(if parse_choice(v, &["count", "none"])? == "none" {
+            DropSpacing::None
+        } else {
+            DropSpacing::Count
+        })
+    });
+    set(cx, t, "idle_decay", &mut p.idle_decay, |v| {
+        Ok(match parse_choice(v, &["ns2", "paper", "none"])? {
+            "paper" => IdleDecay::Paper,
+            "none" => IdleDecay::None,
+            _ => IdleDecay::Ns2,
+        })
+    });
+    set(cx, t, "exempt_first", &mut p.exempt_first, parse_bool);
+    set(cx, t, "avg_of", &mut p.avg_of, |v| {
+        Ok(match parse_choice(v, &["average", "instantaneous"])? {
+            "instantaneous" => AvgOf::Instantaneous,
+            _ => AvgOf::Average,
+        })
+    });
+    set(cx, t, "target_delay", &mut p.target_delay, parse_duration);
+    match &mut p.adapt {
+        Adapt::Ared(a) => parse_ared(cx, t, a),
+        Adapt::Feng(f) => parse_feng(cx, t, f),
+        Adapt::None => {}
+    }
+    p.limit = limit?;
+    Some(QdiscSpec::Red(p))
+}
+
+fn parse_ared(cx: &mut Cx, t: &mut Table, a: &mut AredParams) {
+    set(cx, t, "interval", &mut a.interval, parse_duration);
+    set(cx, t, "alpha", &mut a.alpha, real);
+    set(cx, t, "beta", &mut a.beta, real);
+    set(cx, t, "top", &mut a.top, real);
+    set(cx, t, "bottom", &mut a.bottom, real);
+    set(cx, t, "update", &mut a.update, |v| {
+        Ok(if parse_choice(v, &["arrival", "timer"])? == "arrival" {
+            AredUpdate::Arrival
+        } else {
+            AredUpdate::Timer
+        })
+    });
+    set(cx, t, "gentle_slope", &mut a.gentle_slope, |v| {
+        Ok(if parse_choice(v, &["current", "initial"])? == "initial" {
+            GentleSlope::Initial
+        } else {
+            GentleSlope::Current
+        })
+    });
+}
+
+fn parse_feng(cx: &mut Cx, t: &mut Table, f: &mut FengParams) {
+    set(cx, t, "a", &mut f.a, real);
+    set(cx, t, "b", &mut f.b, real);
+    set(cx, t, "bottom", &mut f.bottom, real);
+    // `dynamic_thresholds = true` takes the defaults; a table sets them.
+    let Some(v) = t.raw("dynamic_thresholds") else { return };
+    let path = t.key_path("dynamic_thresholds");
+    if let Value::Bool(on) = v {
+        f.dynamic = on.then(DynThresholds::default);
+        return;
+    }
+    let Some(mut d) = Table::new(cx, v, &path) else { return };
+    let mut dynamic = DynThresholds::default();
+    set(cx, &mut d, "p_low", &mut dynamic.p_low, real);
+    set(cx, &mut d, "p_high", &mut dynamic.p_high, real);
+    set(cx, &mut d, "w_p", &mut dynamic.w_p, real);
+    set(cx, &mut d, "interval", &mut dynamic.interval, parse_duration);
+    set(cx, &mut d, "gamma", &mut dynamic.gamma, real);
+    d.finish(cx);
+    f.dynamic = Some(dynamic);
+}
+
 fn limit_value(l: Limit) -> Value {
     match l {
         Limit::Packets(n) => json!(format!("{n}pkt")),
@@ -381,6 +536,66 @@ pub fn describe(q: &AnyQdisc, classes: &[String]) -> Value {
                 "penalty_burst_pkts": p.penalty_burst_pkts, "rehash_interval_s": secs(p.rehash_interval),
                 "warmup_s": secs(p.warmup), "ecn": p.ecn,
             })
+        }
+        AnyQdisc::Red(q) => {
+            let p = q.effective();
+            let kind = match p.adapt {
+                Adapt::None => "red",
+                Adapt::Ared(_) => "ared",
+                Adapt::Feng(_) => "feng-ared",
+            };
+            let unit = if p.unit() == QueueUnit::Bytes { "bytes" } else { "pkts" };
+            let th = |t: Threshold| match t {
+                Threshold::Packets(x) | Threshold::Bytes(x) => json!(x),
+                Threshold::Auto => Value::Null,
+            };
+            let w_q = match p.w_q {
+                Weight::Value(w) => json!(w),
+                Weight::Auto => Value::Null,
+            };
+            let mut m = json!({
+                "kind": kind, "limit": limit_value(p.limit),
+                format!("min_th_{unit}"): th(p.min_th), format!("max_th_{unit}"): th(p.max_th),
+                "max_p": p.max_p, "w_q": w_q, "gentle": p.gentle, "wait": p.wait, "byte_mode": p.byte_mode,
+                "mean_pktsize_bytes": p.mean_pktsize_bytes, "ecn": p.ecn,
+                "ecn_above_max_th": if p.ecn_above_max_th == EcnAboveMaxTh::Mark { "mark" } else { "drop" },
+                "drop_spacing": if p.drop_spacing == DropSpacing::None { "none" } else { "count" },
+                "idle_decay": match p.idle_decay { IdleDecay::Ns2 => "ns2", IdleDecay::Paper => "paper", IdleDecay::None => "none" },
+                "exempt_first": p.exempt_first,
+                "avg_of": if p.avg_of == AvgOf::Instantaneous { "instantaneous" } else { "average" },
+                "target_delay_s": secs(p.target_delay),
+            });
+            match p.adapt {
+                Adapt::Ared(a) => {
+                    m["interval_s"] = secs(a.interval);
+                    m["alpha"] = json!(a.alpha);
+                    m["beta"] = json!(a.beta);
+                    m["top"] = json!(a.top);
+                    m["bottom"] = json!(a.bottom);
+                    m["update"] = json!(if a.update == AredUpdate::Arrival {
+                        "arrival"
+                    } else {
+                        "timer"
+                    });
+                    m["gentle_slope"] = json!(if a.gentle_slope == GentleSlope::Initial {
+                        "initial"
+                    } else {
+                        "current"
+                    });
+                }
+                Adapt::Feng(f) => {
+                    m["a"] = json!(f.a);
+                    m["b"] = json!(f.b);
+                    m["bottom"] = json!(f.bottom);
+                    m["dynamic_thresholds"] = match f.dynamic {
+                        Some(d) => json!({ "p_low": d.p_low, "p_high": d.p_high, "w_p": d.w_p,
+                                           "interval_s": secs(d.interval), "gamma": d.gamma }),
+                        None => json!(false),
+                    };
+                }
+                Adapt::None => {}
+            }
+            m
         }
         AnyQdisc::Ted(q) => {
             let p = q.params();
