@@ -22,6 +22,7 @@ pub mod fq_codel;
 pub mod packet;
 pub mod pie;
 pub mod red;
+pub mod red_tail;
 pub mod rng;
 pub mod sfb;
 pub mod ted;
@@ -42,6 +43,7 @@ pub use red::{
     AvgOf, DropSpacing, EcnAboveMaxTh, IdleDecay, QueueUnit, Red, RedAction, RedCore, RedParams, RedState, Threshold,
     Weight,
 };
+pub use red_tail::{RedTail, RedTailParams, RedTailState};
 pub use sfb::{Sfb, SfbParams, SfbState};
 pub use ted::{Ted, TedMode, TedParams};
 pub use time::{Duration, Time};
@@ -204,6 +206,7 @@ pub enum AnyQdisc {
     /// Boxed: its bin arrays are large.
     Sfb(Box<Sfb>),
     Red(Red),
+    RedTail(Box<RedTail>),
 }
 
 macro_rules! dispatch {
@@ -218,6 +221,7 @@ macro_rules! dispatch {
             AnyQdisc::Blue($q) => $e,
             AnyQdisc::Sfb($q) => $e,
             AnyQdisc::Red($q) => $e,
+            AnyQdisc::RedTail($q) => $e,
         }
     };
 }

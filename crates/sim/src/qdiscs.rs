@@ -10,7 +10,7 @@ use aqmlab_qdisc::{
     Adapt, AnyQdisc, AredParams, AredUpdate, AvgOf, Bernoulli, BernoulliParams, Blue, BlueParams, Codel, CodelParams,
     DelayEstimator, DropSpacing, DropTail, DropTailParams, DropWhere, Duration, DynThresholds, EcnAboveMaxTh,
     FengParams, FqCodel, FqCodelParams, GentleSlope, IdleDecay, Limit, LinkInfo, ParamError, Pie, PieParams, QueueUnit,
-    Red, RedParams, Sfb, SfbParams, Ted, TedMode, TedParams, Threshold, Weight,
+    Red, RedParams, RedTail, RedTailParams, Sfb, SfbParams, Ted, TedMode, TedParams, Threshold, Weight,
 };
 use serde_json::{json, Map, Value};
 
@@ -23,6 +23,7 @@ pub const QDISC_KINDS: &[&str] = &[
     "red",
     "ared",
     "feng-ared",
+    "red-tail",
     "blue",
     "sfb",
     "ted",
@@ -43,6 +44,15 @@ pub enum QdiscSpec {
     Blue(BlueParams),
     Sfb(SfbParams),
     Red(RedParams),
+    RedTail(RedTailSpec),
+}
+
+/// RED+Tail with queue 1's classes by name (indices are known only once
+/// every traffic group has been read).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RedTailSpec {
+    pub params: RedTailParams,
+    pub queue1_classes: Vec<String>,
 }
 
 /// TED's parameters with deadlines by class name: class indices are only
@@ -92,6 +102,7 @@ impl QdiscSpec {
             Some("blue") => parse_blue(cx, &mut t, limit),
             Some("sfb") => parse_sfb(cx, &mut t, limit),
             Some(kind @ ("red" | "ared" | "feng-ared")) => parse_red(cx, &mut t, kind, limit),
+            Some("red-tail") => parse_red_tail(cx, &mut t, limit),
             Some(other) => unreachable!("parse_choice admitted {other}"),
             None => None,
         };
@@ -122,6 +133,13 @@ impl QdiscSpec {
             QdiscSpec::FqCodel(p) => AnyQdisc::FqCodel(FqCodel::new(*p, link, seed)?),
             QdiscSpec::Blue(p) => AnyQdisc::Blue(Blue::new(*p, seed)?),
             QdiscSpec::Red(p) => AnyQdisc::Red(Red::new(*p, link, seed)?),
+            QdiscSpec::RedTail(s) => {
+                let mut p = s.params.clone();
+                p.queue1_classes = (0..classes.len() as u8)
+                    .filter(|&i| s.queue1_classes.contains(&classes[i as usize]))
+                    .collect();
+                AnyQdisc::RedTail(Box::new(RedTail::new(p, link, seed)?))
+            }
             QdiscSpec::Sfb(p) => AnyQdisc::Sfb(Box::new(Sfb::new(*p, seed)?)),
             QdiscSpec::Ted(s) => AnyQdisc::Ted(Ted::new(TedParams {
                 limit: s.limit,
@@ -467,6 +485,77 @@ fn parse_feng(cx: &mut Cx, t: &mut Table, f: &mut FengParams) {
     f.dynamic = Some(dynamic);
 }
 
+/// `red-tail`: queue 1's thresholds and shares, the classes it takes, and
+/// queue 2's RED as an inline `red` table without a limit (it shares the
+/// red-tail buffer).
+fn parse_red_tail(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<QdiscSpec> {
+    let red = match t.raw("red") {
+        Some(Value::Object(m)) if m.contains_key("limit") => {
+            cx.err(
+                &join(&t.key_path("red"), "limit"),
+                "queue 2 shares the red-tail buffer; set `limit` on the red-tail table only",
+            );
+            None
+        }
+        Some(Value::Object(m)) => {
+            let mut with_limit = m.clone();
+            with_limit.insert("limit".into(), json!("inf"));
+            match QdiscSpec::parse(cx, &Value::Object(with_limit), &t.key_path("red"), None) {
+                Some(QdiscSpec::Red(p)) => Some(p),
+                Some(_) => {
+                    cx.err(
+                        &join(&t.key_path("red"), "kind"),
+                        "queue 2 must be \"red\", \"ared\" or \"feng-ared\"",
+                    );
+                    None
+                }
+                None => None,
+            }
+        }
+        Some(other) => {
+            cx.err(
+                &t.key_path("red"),
+                format!(
+                    "expected a table such as {{ kind = \"ared\" }}, got {}",
+                    config::show(other)
+                ),
+            );
+            None
+        }
+        None => {
+            t.report_missing(cx, "red", "queue 2's RED as a table, e.g. red = { kind = \"ared\" }");
+            None
+        }
+    };
+    let mut p = RedTailParams {
+        limit: limit?,
+        min_th1_pkts: RedTailParams::DEFAULT_MIN_TH1_PKTS,
+        max_th1_pkts: RedTailParams::DEFAULT_MAX_TH1_PKTS,
+        c1_min: RedTailParams::DEFAULT_C1_MIN,
+        c1_max: RedTailParams::DEFAULT_C1_MAX,
+        queue1_classes: Vec::new(),
+        red: red?,
+    };
+    set(cx, t, "min_th1", &mut p.min_th1_pkts, config::parse_pkts);
+    set(cx, t, "max_th1", &mut p.max_th1_pkts, config::parse_pkts);
+    set(cx, t, "c1_min", &mut p.c1_min, real);
+    set(cx, t, "c1_max", &mut p.c1_max, real);
+    let mut queue1_classes = vec!["realtime".to_string()];
+    set(cx, t, "queue1_classes", &mut queue1_classes, |v| {
+        let items = v
+            .as_array()
+            .ok_or_else(|| format!("expected a list of classes, got {}", config::show(v)))?;
+        items
+            .iter()
+            .map(|c| parse_choice(c, CLASSES).map(str::to_string))
+            .collect()
+    });
+    Some(QdiscSpec::RedTail(RedTailSpec {
+        params: p,
+        queue1_classes,
+    }))
+}
+
 fn limit_value(l: Limit) -> Value {
     match l {
         Limit::Packets(n) => json!(format!("{n}pkt")),
@@ -537,66 +626,16 @@ pub fn describe(q: &AnyQdisc, classes: &[String]) -> Value {
                 "warmup_s": secs(p.warmup), "ecn": p.ecn,
             })
         }
-        AnyQdisc::Red(q) => {
-            let p = q.effective();
-            let kind = match p.adapt {
-                Adapt::None => "red",
-                Adapt::Ared(_) => "ared",
-                Adapt::Feng(_) => "feng-ared",
-            };
-            let unit = if p.unit() == QueueUnit::Bytes { "bytes" } else { "pkts" };
-            let th = |t: Threshold| match t {
-                Threshold::Packets(x) | Threshold::Bytes(x) => json!(x),
-                Threshold::Auto => Value::Null,
-            };
-            let w_q = match p.w_q {
-                Weight::Value(w) => json!(w),
-                Weight::Auto => Value::Null,
-            };
-            let mut m = json!({
-                "kind": kind, "limit": limit_value(p.limit),
-                format!("min_th_{unit}"): th(p.min_th), format!("max_th_{unit}"): th(p.max_th),
-                "max_p": p.max_p, "w_q": w_q, "gentle": p.gentle, "wait": p.wait, "byte_mode": p.byte_mode,
-                "mean_pktsize_bytes": p.mean_pktsize_bytes, "ecn": p.ecn,
-                "ecn_above_max_th": if p.ecn_above_max_th == EcnAboveMaxTh::Mark { "mark" } else { "drop" },
-                "drop_spacing": if p.drop_spacing == DropSpacing::None { "none" } else { "count" },
-                "idle_decay": match p.idle_decay { IdleDecay::Ns2 => "ns2", IdleDecay::Paper => "paper", IdleDecay::None => "none" },
-                "exempt_first": p.exempt_first,
-                "avg_of": if p.avg_of == AvgOf::Instantaneous { "instantaneous" } else { "average" },
-                "target_delay_s": secs(p.target_delay),
-            });
-            match p.adapt {
-                Adapt::Ared(a) => {
-                    m["interval_s"] = secs(a.interval);
-                    m["alpha"] = json!(a.alpha);
-                    m["beta"] = json!(a.beta);
-                    m["top"] = json!(a.top);
-                    m["bottom"] = json!(a.bottom);
-                    m["update"] = json!(if a.update == AredUpdate::Arrival {
-                        "arrival"
-                    } else {
-                        "timer"
-                    });
-                    m["gentle_slope"] = json!(if a.gentle_slope == GentleSlope::Initial {
-                        "initial"
-                    } else {
-                        "current"
-                    });
-                }
-                Adapt::Feng(f) => {
-                    m["a"] = json!(f.a);
-                    m["b"] = json!(f.b);
-                    m["bottom"] = json!(f.bottom);
-                    m["dynamic_thresholds"] = match f.dynamic {
-                        Some(d) => json!({ "p_low": d.p_low, "p_high": d.p_high, "w_p": d.w_p,
-                                           "interval_s": secs(d.interval), "gamma": d.gamma }),
-                        None => json!(false),
-                    };
-                }
-                Adapt::None => {}
-            }
-            m
+        AnyQdisc::RedTail(q) => {
+            let p = q.params();
+            let names: Vec<&String> = p.queue1_classes.iter().map(|&i| &classes[i as usize]).collect();
+            json!({
+                "kind": "red-tail", "limit": limit_value(p.limit), "min_th1_pkts": p.min_th1_pkts,
+                "max_th1_pkts": p.max_th1_pkts, "c1_min": p.c1_min, "c1_max": p.c1_max, "queue1_classes": names,
+                "red": describe_red(q.red().effective()),
+            })
         }
+        AnyQdisc::Red(q) => describe_red(&q.effective()),
         AnyQdisc::Ted(q) => {
             let p = q.params();
             let deadlines: Map<String, Value> = classes
@@ -611,4 +650,65 @@ pub fn describe(q: &AnyQdisc, classes: &[String]) -> Value {
             })
         }
     }
+}
+
+/// The effective parameters of RED (queue 2 of red-tail too).
+fn describe_red(p: &RedParams) -> Value {
+    let kind = match p.adapt {
+        Adapt::None => "red",
+        Adapt::Ared(_) => "ared",
+        Adapt::Feng(_) => "feng-ared",
+    };
+    let unit = if p.unit() == QueueUnit::Bytes { "bytes" } else { "pkts" };
+    let th = |t: Threshold| match t {
+        Threshold::Packets(x) | Threshold::Bytes(x) => json!(x),
+        Threshold::Auto => Value::Null,
+    };
+    let w_q = match p.w_q {
+        Weight::Value(w) => json!(w),
+        Weight::Auto => Value::Null,
+    };
+    let mut m = json!({
+        "kind": kind, "limit": limit_value(p.limit),
+        format!("min_th_{unit}"): th(p.min_th), format!("max_th_{unit}"): th(p.max_th),
+        "max_p": p.max_p, "w_q": w_q, "gentle": p.gentle, "wait": p.wait, "byte_mode": p.byte_mode,
+        "mean_pktsize_bytes": p.mean_pktsize_bytes, "ecn": p.ecn,
+        "ecn_above_max_th": if p.ecn_above_max_th == EcnAboveMaxTh::Mark { "mark" } else { "drop" },
+        "drop_spacing": if p.drop_spacing == DropSpacing::None { "none" } else { "count" },
+        "idle_decay": match p.idle_decay { IdleDecay::Ns2 => "ns2", IdleDecay::Paper => "paper", IdleDecay::None => "none" },
+        "exempt_first": p.exempt_first,
+        "avg_of": if p.avg_of == AvgOf::Instantaneous { "instantaneous" } else { "average" },
+        "target_delay_s": secs(p.target_delay),
+    });
+    match p.adapt {
+        Adapt::Ared(a) => {
+            m["interval_s"] = secs(a.interval);
+            m["alpha"] = json!(a.alpha);
+            m["beta"] = json!(a.beta);
+            m["top"] = json!(a.top);
+            m["bottom"] = json!(a.bottom);
+            m["update"] = json!(if a.update == AredUpdate::Arrival {
+                "arrival"
+            } else {
+                "timer"
+            });
+            m["gentle_slope"] = json!(if a.gentle_slope == GentleSlope::Initial {
+                "initial"
+            } else {
+                "current"
+            });
+        }
+        Adapt::Feng(f) => {
+            m["a"] = json!(f.a);
+            m["b"] = json!(f.b);
+            m["bottom"] = json!(f.bottom);
+            m["dynamic_thresholds"] = match f.dynamic {
+                Some(d) => json!({ "p_low": d.p_low, "p_high": d.p_high, "w_p": d.w_p,
+                                   "interval_s": secs(d.interval), "gamma": d.gamma }),
+                None => json!(false),
+            };
+        }
+        Adapt::None => {}
+    }
+    m
 }

@@ -148,3 +148,38 @@ fn test_pie_drop_prob_follows_the_update_rule_in_a_run() {
     assert!(*prob.last().unwrap() < 0.01, "decays once the overload ends");
     assert!(out.summary["queues"]["q"]["drops_early"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn test_red_tail_shares_follow_c1_in_fixed_regimes() {
+    // Both queues overloaded by CBR (realtime 8 Mb/s -> queue 1, bulk
+    // 10 Mb/s -> queue 2's RED) on a 10 Mb/s link. Regime "below min_th1"
+    // (min_th1 above anything the shared buffer can hold): C1 = c1_min =
+    // 0.2 C. Regime "above max_th1" (max_th1 = 10 packets, q1 far above):
+    // C1 = c1_max = 0.8 C. Queue 1's share of transmitted bits must equal
+    // C1/C within 2%; the scheduler is exact per round, so the error is the
+    // window's edge (a packet or two of 90 s).
+    let share = |min_th1: &str, max_th1: &str| {
+        let q = json!({
+            "kind": "red-tail", "limit": "400pkt", "min_th1": min_th1, "max_th1": max_th1,
+            "red": { "kind": "red", "min_th": "20pkt", "max_th": "60pkt", "max_p": 0.1, "w_q": 0.002 },
+        });
+        let cbr = |name: &str, rate: &str, class: &str| {
+            json!({ "name": name, "kind": "cbr", "rate": rate, "size": "1000B", "class": class, "src": "a", "dst": "b", "start": "0s" })
+        };
+        let v = json!({
+            "duration": "100s", "warmup": "10s",
+            "topology": { "kind": "graph", "nodes": ["a", "b"], "links": [
+                { "from": "a", "to": "b", "rate": "10Mbps", "delay": "1ms", "duplex": false, "name": "q", "qdisc": q } ] },
+            "traffic": [cbr("rt", "8Mbps", "realtime"), cbr("bulk", "10Mbps", "bulk")],
+        });
+        let s = run(&scenario(&v), 1).summary;
+        let rt = s["traffic"]["rt"]["goodput_bps"].as_f64().unwrap();
+        let bulk = s["traffic"]["bulk"]["goodput_bps"].as_f64().unwrap();
+        assert!((rt + bulk - 10e6).abs() < 0.001 * 10e6, "work-conserving: {}", rt + bulk);
+        rt / (rt + bulk)
+    };
+    let low = share("1000pkt", "2000pkt");
+    assert!((low - 0.2).abs() < 0.02 * 0.2, "below min_th1: {low}");
+    let high = share("2pkt", "10pkt");
+    assert!((high - 0.8).abs() < 0.02 * 0.8, "above max_th1: {high}");
+}
