@@ -84,7 +84,7 @@ impl RedTailParams {
                 ),
             ));
         }
-        if !(self.c1_max < 1.0) {
+        if self.c1_max.is_nan() || self.c1_max >= 1.0 {
             return Err(ParamError::new(
                 "c1_max",
                 format!("must be below 1 so queue 2 is never starved (got {})", self.c1_max),
