@@ -163,9 +163,7 @@ fn test_red_tail_shares_follow_c1_in_fixed_regimes() {
             "kind": "red-tail", "limit": "400pkt", "min_th1": min_th1, "max_th1": max_th1,
             "red": { "kind": "red", "min_th": "20pkt", "max_th": "60pkt", "max_p": 0.1, "w_q": 0.002 },
         });
-        let cbr = |name: &str, rate: &str, class: &str| {
-            json!({ "name": name, "kind": "cbr", "rate": rate, "size": "1000B", "class": class, "src": "a", "dst": "b", "start": "0s" })
-        };
+        let cbr = |name: &str, rate: &str, class: &str| json!({ "name": name, "kind": "cbr", "rate": rate, "size": "1000B", "class": class, "src": "a", "dst": "b", "start": "0s" });
         let v = json!({
             "duration": "100s", "warmup": "10s",
             "topology": { "kind": "graph", "nodes": ["a", "b"], "links": [
@@ -175,7 +173,11 @@ fn test_red_tail_shares_follow_c1_in_fixed_regimes() {
         let s = run(&scenario(&v), 1).summary;
         let rt = s["traffic"]["rt"]["goodput_bps"].as_f64().unwrap();
         let bulk = s["traffic"]["bulk"]["goodput_bps"].as_f64().unwrap();
-        assert!((rt + bulk - 10e6).abs() < 0.001 * 10e6, "work-conserving: {}", rt + bulk);
+        assert!(
+            (rt + bulk - 10e6).abs() < 0.001 * 10e6,
+            "work-conserving: {}",
+            rt + bulk
+        );
         rt / (rt + bulk)
     };
     let low = share("1000pkt", "2000pkt");
