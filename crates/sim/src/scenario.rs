@@ -775,61 +775,40 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
         reverse_qdisc,
         Report::Always,
     );
+    // Each host's access link: the same rate, delay and queue both ways.
+    let access =
+        |b: &mut NetBuilder, host: String, router: u32, rate_bps: f64, delay: &DelaySpec, inbound: bool| {
+            let h = b.node(host.clone());
+            let rname = b.net.nodes[router as usize].name.clone();
+            let info = LinkInfo {
+                rate_bps: rate_bps as u64,
+                mtu_bytes: DEFAULT_MTU_BYTES,
+            };
+            let (up, down) = (
+                (format!("{host}->{rname}"), h, router),
+                (format!("{rname}->{host}"), router, h),
+            );
+            let (first, second) = if inbound { (down, up) } else { (up, down) };
+            for (name, from, to) in [first, second] {
+                b.link(
+                    name,
+                    from,
+                    to,
+                    info,
+                    delay.clone(),
+                    access_qdisc.clone(),
+                    Report::IfDropped,
+                );
+            }
+            h
+        };
     for (i, s) in senders.iter().enumerate() {
-        let h = b.node(format!("s{i}"));
+        let h = access(&mut b, format!("s{i}"), r1, s.rate_bps, &s.delay, false);
         b.net.default_src.push(h);
-        b.link(
-            format!("s{i}->R1"),
-            h,
-            r1,
-            LinkInfo {
-                rate_bps: s.rate_bps as u64,
-                mtu_bytes: DEFAULT_MTU_BYTES,
-            },
-            s.delay.clone(),
-            access_qdisc.clone(),
-            Report::IfDropped,
-        );
-        b.link(
-            format!("R1->s{i}"),
-            r1,
-            h,
-            LinkInfo {
-                rate_bps: s.rate_bps as u64,
-                mtu_bytes: DEFAULT_MTU_BYTES,
-            },
-            s.delay.clone(),
-            access_qdisc.clone(),
-            Report::IfDropped,
-        );
     }
     for (i, d) in receivers.iter().enumerate() {
-        let h = b.node(format!("d{i}"));
+        let h = access(&mut b, format!("d{i}"), r2, d.rate_bps, &d.delay, true);
         b.net.default_dst.push(h);
-        b.link(
-            format!("R2->d{i}"),
-            r2,
-            h,
-            LinkInfo {
-                rate_bps: d.rate_bps as u64,
-                mtu_bytes: DEFAULT_MTU_BYTES,
-            },
-            d.delay.clone(),
-            access_qdisc.clone(),
-            Report::IfDropped,
-        );
-        b.link(
-            format!("d{i}->R2"),
-            h,
-            r2,
-            LinkInfo {
-                rate_bps: d.rate_bps as u64,
-                mtu_bytes: DEFAULT_MTU_BYTES,
-            },
-            d.delay.clone(),
-            access_qdisc.clone(),
-            Report::IfDropped,
-        );
     }
     b.finish(cx, &t.path)
 }
