@@ -24,6 +24,7 @@ pub mod monitor;
 pub mod qdiscs;
 pub mod run;
 pub mod scenario;
+pub mod tcp;
 
 pub use config::ConfigError;
 pub use run::{run, RunOutput, Sim, ENGINE_VERSION};

@@ -1,0 +1,10 @@
+//! Packet-granularity one-way TCP as ns-2 has it: a sender agent and a sink
+//! agent, sequence numbers that count packets, a real-valued cwnd, ACKs that
+//! carry the highest in-order packet, and the Reno, NewReno and SACK
+//! variants. Both agents are plain state machines: they are handed `now` and
+//! what arrived, and say what to send and when they next want a timer, so
+//! they are tested without the engine.
+
+pub mod config;
+
+pub use config::{EcnAtCwnd1, RtoConfig, TcpConfig, Variant};
