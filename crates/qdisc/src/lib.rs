@@ -37,7 +37,7 @@ pub use codel::{codel_dequeue, Codel, CodelLaw, CodelParams, CodelState, CodelSt
 pub use droptail::{DropTail, DropTailParams, DropWhere};
 pub use fifo::{Backlog, Fifo, Limit};
 pub use fq_codel::{FlowList, FqCodel, FqCodelParams, FqCodelStats};
-pub use packet::{Ecn, Packet};
+pub use packet::{tcp_flags, Ecn, Packet, PacketKind};
 pub use pie::{DelayEstimator, Pie, PieAction, PieParams, PieState};
 pub use red::{
     AvgOf, DropSpacing, EcnAboveMaxTh, IdleDecay, QueueUnit, Red, RedAction, RedCore, RedParams, RedState, Threshold,

@@ -17,6 +17,28 @@ pub enum Ecn {
     Ce,
 }
 
+/// What a packet carries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PacketKind {
+    /// A UDP datagram of an open-loop source.
+    #[default]
+    Udp,
+    /// A TCP data packet (sequence number `seq`).
+    TcpData,
+    /// A TCP SYN (sequence number 0, no payload).
+    TcpSyn,
+    /// A TCP acknowledgement (`ack`, SACK blocks, ECN echo).
+    TcpAck,
+}
+
+/// TCP header flags aqmlab models.
+pub mod tcp_flags {
+    /// ECN echo, on ACKs.
+    pub const ECE: u8 = 1;
+    /// Congestion window reduced, on data.
+    pub const CWR: u8 = 2;
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet {
     /// Unique within a run, in order of creation.
@@ -38,6 +60,17 @@ pub struct Packet {
     pub sent_at: Time,
     /// When it arrived at the queue that holds it now (for sojourn time).
     pub enqueued_at: Time,
+    pub kind: PacketKind,
+    /// TCP: the packet's sequence number (packets, not bytes).
+    pub seq: u32,
+    /// TCP ACKs: the highest packet received in order (`u32::MAX` before any).
+    pub ack: u32,
+    /// TCP flags, see [`tcp_flags`].
+    pub tcp_flags: u8,
+    /// TCP ACKs: how many of `sack` are in use.
+    pub n_sack: u8,
+    /// TCP ACKs: SACK blocks as half-open packet ranges, most recent first.
+    pub sack: [(u32, u32); 3],
     /// Time-driven early discard: the flow's deadline (`Duration::MAX` for
     /// none), used by queues in locally-bounded-delay mode.
     pub ted_deadline: Duration,
@@ -59,6 +92,12 @@ impl Default for Packet {
             dst: 0,
             sent_at: Time::ZERO,
             enqueued_at: Time::ZERO,
+            kind: PacketKind::Udp,
+            seq: 0,
+            ack: u32::MAX,
+            tcp_flags: 0,
+            n_sack: 0,
+            sack: [(0, 0); 3],
             ted_deadline: Duration::MAX,
             ted_budget: Duration::MAX,
         }

@@ -66,8 +66,10 @@ fn whole(x: f64) -> u64 {
 }
 
 impl UdpSource {
-    pub fn new(spec: &SourceSpec, stop: Time, rng_gap: Rng, rng_size: Rng) -> UdpSource {
+    /// The source of an open-loop group; `None` for a TCP group.
+    pub fn new(spec: &SourceSpec, stop: Time, rng_gap: Rng, rng_size: Rng) -> Option<UdpSource> {
         let (gen, size) = match spec {
+            SourceSpec::Ftp { .. } => return None,
             SourceSpec::Cbr {
                 rate_bps,
                 size_bytes,
@@ -124,13 +126,13 @@ impl UdpSource {
                 Size::Fixed(*size_bytes),
             ),
         };
-        UdpSource {
+        Some(UdpSource {
             gen,
             size,
             stop,
             rng_gap,
             rng_size,
-        }
+        })
     }
 
     /// When the first emission happens, for a flow starting at `start`.
@@ -212,7 +214,7 @@ mod test {
     use aqmlab_qdisc::rng;
 
     fn source(spec: SourceSpec) -> UdpSource {
-        UdpSource::new(&spec, Time::MAX, rng::stream(1, "gap"), rng::stream(1, "size"))
+        UdpSource::new(&spec, Time::MAX, rng::stream(1, "gap"), rng::stream(1, "size")).unwrap()
     }
 
     #[test]

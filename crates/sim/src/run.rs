@@ -260,6 +260,7 @@ impl<'s> Sim<'s> {
             enqueued_at: self.now,
             ted_deadline: m.ted_deadline,
             ted_budget: m.ted_deadline,
+            ..Packet::default()
         };
         self.next_id += 1;
         if self.window.contains(self.now) {

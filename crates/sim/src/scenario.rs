@@ -15,6 +15,7 @@ use crate::config::{
 };
 use crate::dist::{Dist, Quantity};
 pub use crate::qdiscs::QdiscSpec;
+use crate::tcp::TcpConfig;
 
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -187,12 +188,23 @@ pub enum SourceSpec {
         on: Dist,
         off: Dist,
     },
+    /// Bulk TCP: unlimited data, or `size_bytes` then done. Each data packet
+    /// carries a payload drawn from `payload` (bytes) plus the TCP header.
+    Ftp {
+        size_bytes: Option<u64>,
+        payload: Dist,
+        tcp: TcpConfig,
+    },
 }
 
 /// Traffic classes: the RED+Tail classifier and per-class metrics use them.
 pub const CLASSES: &[&str] = &["bulk", "realtime"];
 
-pub const TRAFFIC_KINDS: &[&str] = &["cbr", "poisson", "batch-poisson", "onoff"];
+/// The payload of a TCP data packet when a group does not say (spec:
+/// 1460 B plus the 40 B header).
+pub const DEFAULT_TCP_PAYLOAD_BYTES: f64 = 1460.0;
+
+pub const TRAFFIC_KINDS: &[&str] = &["ftp", "cbr", "poisson", "batch-poisson", "onoff"];
 
 impl SourceSpec {
     pub fn kind(&self) -> &'static str {
@@ -201,7 +213,12 @@ impl SourceSpec {
             SourceSpec::Poisson { .. } => "poisson",
             SourceSpec::Batch { .. } => "batch-poisson",
             SourceSpec::OnOff { .. } => "onoff",
+            SourceSpec::Ftp { .. } => "ftp",
         }
+    }
+
+    pub fn is_tcp(&self) -> bool {
+        matches!(self, SourceSpec::Ftp { .. })
     }
 }
 
@@ -1082,7 +1099,9 @@ fn read_group(
     };
     let stop = t.opt(cx, "stop", parse_duration);
     let ted_deadline = t.opt(cx, "ted_deadline", parse_duration);
-    let class = t.opt(cx, "class", |v| parse_choice(v, CLASSES)).unwrap_or("realtime");
+    // Bulk TCP is `bulk` unless it says otherwise; open-loop UDP `realtime`.
+    let default_class = if kind == Some("ftp") { "bulk" } else { "realtime" };
+    let class = t.opt(cx, "class", |v| parse_choice(v, CLASSES)).unwrap_or(default_class);
     // The source is read apart so that the table is finished (unknown keys
     // reported) whatever goes wrong in it.
     let source = kind.and_then(|kind| read_source(cx, &mut t, kind));
@@ -1151,6 +1170,34 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
         }
     };
     let source = match kind {
+        "ftp" => {
+            let size = t.opt(cx, "size", |v| {
+                let b = config::parse_bytes_f64(v)?;
+                if b < 1.0 || b.fract() != 0.0 {
+                    return Err(format!("{} must be a whole number of bytes, at least 1B", config::show(v)));
+                }
+                Ok(b as u64)
+            });
+            let payload = match t.raw("packet_size") {
+                None => Some(Dist::Constant(DEFAULT_TCP_PAYLOAD_BYTES)),
+                Some(pv) => match Dist::parse(cx, pv, &t.key_path("packet_size"), Quantity::Bytes) {
+                    Some(Dist::Constant(b)) if b < 1.0 || b.fract() != 0.0 => {
+                        cx.err(&t.key_path("packet_size"), format!("{} must be a whole number of bytes, at least 1B", config::show(pv)));
+                        None
+                    }
+                    Some(d) if d.mean().is_none() => {
+                        cx.err(&t.key_path("packet_size"), "the payload size distribution must have a finite mean");
+                        None
+                    }
+                    other => other,
+                },
+            };
+            let tcp = match t.raw("tcp") {
+                Some(tv) => TcpConfig::parse(cx, tv, &t.key_path("tcp")),
+                None => Some(TcpConfig::default()),
+            };
+            return Some(SourceSpec::Ftp { size_bytes: size, payload: payload?, tcp: tcp? });
+        }
         "cbr" => {
             let rate = t.req(cx, "rate", "the sending rate, e.g. \"1Mbps\"", parse_rate);
             let size = t.req(cx, "size", "the packet size, e.g. \"1000B\"", config::parse_packet_size);
@@ -1252,6 +1299,7 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
     // The clock ticks in nanoseconds: a source whose packets (or batches)
     // would come less than 1 ns apart on average cannot be simulated.
     let (gap_s, key) = match &source {
+        SourceSpec::Ftp { .. } => unreachable!("ftp returns above"),
         SourceSpec::Cbr {
             rate_bps, size_bytes, ..
         }

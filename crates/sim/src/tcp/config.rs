@@ -115,3 +115,122 @@ impl Default for TcpConfig {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// Reading a `tcp = { ... }` table
+
+use serde_json::Value;
+
+use crate::config::{self, parse_bool, parse_choice, parse_duration, Cx, Table};
+
+impl TcpConfig {
+    /// Reads a group's `tcp` table over the defaults.
+    pub fn parse(cx: &mut Cx, v: &Value, path: &str) -> Option<TcpConfig> {
+        let mut t = Table::new(cx, v, path)?;
+        let mut c = TcpConfig::default();
+        let set_u32 = |cx: &mut Cx, t: &mut Table, key: &'static str, field: &mut u32, min: u64| {
+            if let Some(n) = t.opt(cx, key, |v| {
+                config::parse_count(v, min).and_then(|n| u32::try_from(n).map_err(|_| format!("{n} is too large")))
+            }) {
+                *field = n;
+            }
+        };
+        if let Some(variant) = t.opt(cx, "variant", |v| parse_choice(v, &["reno", "newreno", "sack"])) {
+            c.variant = match variant {
+                "reno" => Variant::Reno,
+                "sack" => Variant::Sack,
+                _ => Variant::NewReno,
+            };
+        }
+        set_u32(cx, &mut t, "initial_window", &mut c.initial_window, 1);
+        if let Some(rwnd) = t.opt(cx, "rwnd", config::parse_pkts) {
+            if rwnd == 0 {
+                cx.err(&t.key_path("rwnd"), "must be at least 1 packet");
+            }
+            c.rwnd_pkts = rwnd.max(1);
+            c.initial_ssthresh_pkts = c.rwnd_pkts;
+        }
+        if let Some(ss) = t.opt(cx, "initial_ssthresh", config::parse_pkts) {
+            c.initial_ssthresh_pkts = ss.max(2);
+        }
+        set_u32(cx, &mut t, "dupack_threshold", &mut c.dupack_threshold, 1);
+        if let Some(b) = t.opt(cx, "limited_transmit", parse_bool) {
+            c.limited_transmit = b;
+        }
+        if let Some(rto) = t.opt(cx, "rto", parse_rto) {
+            c.rto = rto;
+        }
+        // Bounds of the ns2 and rfc6298 estimators.
+        let tick = t.opt(cx, "tick", parse_duration);
+        let min_rto = t.opt(cx, "min_rto", parse_duration);
+        let max_rto = t.opt(cx, "max_rto", parse_duration);
+        let initial_rto = t.opt(cx, "initial_rto", parse_duration);
+        match &mut c.rto {
+            RtoConfig::Ns2 { tick: tk, min, max, initial } => {
+                *tk = tick.unwrap_or(*tk);
+                *min = min_rto.unwrap_or(*min);
+                *max = max_rto.unwrap_or(*max);
+                *initial = initial_rto.unwrap_or(*initial);
+            }
+            RtoConfig::Rfc6298 { min, max, initial } => {
+                *min = min_rto.unwrap_or(*min);
+                *max = max_rto.unwrap_or(*max);
+                *initial = initial_rto.unwrap_or(*initial);
+            }
+            RtoConfig::Fixed(_) | RtoConfig::Ted => {
+                for (key, given) in [("tick", tick), ("min_rto", min_rto), ("max_rto", max_rto), ("initial_rto", initial_rto)] {
+                    if given.is_some() {
+                        cx.err(&t.key_path(key), "applies only to rto = \"ns2\" or \"rfc6298\"");
+                    }
+                }
+            }
+        }
+        if let RtoConfig::Ns2 { tick: Duration(0), .. } = c.rto {
+            cx.err(&t.key_path("tick"), "must be longer than 0s");
+        }
+        if let Some(b) = t.opt(cx, "slow_start_restart", parse_bool) {
+            c.slow_start_restart = b;
+        }
+        if let Some(b) = t.opt(cx, "ecn", parse_bool) {
+            c.ecn = b;
+        }
+        if let Some(mode) = t.opt(cx, "ecn_at_cwnd1", |v| parse_choice(v, &["timeout", "ignore"])) {
+            c.ecn_at_cwnd1 = if mode == "ignore" { EcnAtCwnd1::Ignore } else { EcnAtCwnd1::Timeout };
+        }
+        set_u32(cx, &mut t, "max_burst", &mut c.max_burst, 0);
+        if let Some(b) = t.opt(cx, "syn", parse_bool) {
+            c.syn = b;
+        }
+        if let Some(b) = t.opt(cx, "delayed_ack", parse_bool) {
+            c.delayed_ack = b;
+        }
+        if let Some(d) = t.opt(cx, "delack_interval", parse_duration) {
+            c.delack_interval = d;
+        }
+        if let Some(h) = t.opt(cx, "header", config::parse_packet_size) {
+            c.header_bytes = h;
+        }
+        t.finish(cx);
+        Some(c)
+    }
+}
+
+/// `"ns2"`, `"rfc6298"`, `"ted"` or `{ fixed = "40ms" }`.
+fn parse_rto(v: &Value) -> Result<RtoConfig, String> {
+    const EXPECTED: &str = "\"ns2\", \"rfc6298\", \"ted\" or { fixed = \"40ms\" }";
+    match v {
+        Value::String(_) => Ok(match parse_choice(v, &["ns2", "rfc6298", "ted"])? {
+            "rfc6298" => RtoConfig::RFC6298,
+            "ted" => RtoConfig::Ted,
+            _ => RtoConfig::NS2,
+        }),
+        Value::Object(m) if m.len() == 1 && m.contains_key("fixed") => {
+            let d = parse_duration(&m["fixed"])?;
+            if d == Duration::ZERO {
+                return Err("a fixed RTO must be longer than 0s".to_string());
+            }
+            Ok(RtoConfig::Fixed(d))
+        }
+        other => Err(format!("expected {EXPECTED}, got {}", config::show(other))),
+    }
+}
