@@ -264,7 +264,8 @@ mod test {
             Time::from_millis(250),
             rng::stream(1, "gap"),
             rng::stream(1, "size"),
-        );
+        )
+        .unwrap();
         // Packets at 0, 100, 200 ms; 300 ms is past the stop.
         let t0 = s.first(Time::ZERO).unwrap();
         let t1 = s.fire(t0).1.unwrap();

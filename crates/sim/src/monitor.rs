@@ -377,6 +377,16 @@ impl QueueMonitor {
     }
 }
 
+/// Jain's fairness index (Jain, Chiu, Hawe, DEC TR-301, 1984):
+/// (sum x)^2 / (n sum x^2), from 1/n (one flow gets everything) to 1
+/// (equal shares). NaN for no flows or all zero.
+pub fn jain_index(xs: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    let sum: f64 = xs.iter().sum();
+    let sq: f64 = xs.iter().map(|x| x * x).sum();
+    ratio(sum * sum, n * sq)
+}
+
 /// Per-flow counters at the sender and receiver.
 #[derive(Clone, Debug, Default)]
 pub struct FlowStats {
@@ -415,6 +425,15 @@ mod test {
         let (mean, var) = r.moments();
         assert_eq!(mean, 2.0);
         assert!((var - 2.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn test_jain_index_reference_vectors() {
+        // tcp-traffic-models.md section 6 vector 8.
+        assert!((jain_index(&[1.0, 2.0, 3.0, 4.0]) - 0.833_333_333).abs() < 1e-9);
+        assert_eq!(jain_index(&[1.0, 1.0, 1.0, 1.0]), 1.0);
+        assert_eq!(jain_index(&[10.0, 0.0, 0.0, 0.0]), 0.25);
+        assert!(jain_index(&[]).is_nan());
     }
 
     #[test]

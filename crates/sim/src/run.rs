@@ -96,7 +96,8 @@ pub struct Sim<'s> {
     links: Vec<Link>,
     n_nodes: usize,
     flows: Vec<FlowMeta>,
-    sources: Vec<UdpSource>,
+    /// The open-loop source of each flow (`None` for TCP flows).
+    sources: Vec<Option<UdpSource>>,
     stats: Vec<FlowStats>,
     next_id: u64,
     n_events: u64,
@@ -181,7 +182,7 @@ impl<'s> Sim<'s> {
                     rng::stream(seed, &format!("{name}.gap")),
                     rng::stream(seed, &format!("{name}.size")),
                 );
-                if let Some(t) = source.first(Time::ZERO + Duration::from_secs_f64(start)) {
+                if let Some(t) = source.as_mut().and_then(|s| s.first(Time::ZERO + Duration::from_secs_f64(start))) {
                     sim.events.schedule(t, Event::Source(f));
                 }
                 sim.sources.push(source);
@@ -235,9 +236,10 @@ impl<'s> Sim<'s> {
     }
 
     fn source_fire(&mut self, f: u32) {
-        let (n, next) = self.sources[f as usize].fire(self.now);
+        let source = self.sources[f as usize].as_mut().expect("only UDP flows have Source events");
+        let (n, next) = source.fire(self.now);
         for _ in 0..n {
-            let size = self.sources[f as usize].packet_size();
+            let size = self.sources[f as usize].as_mut().expect("a UDP flow").packet_size();
             self.emit(f, size);
         }
         if let Some(t) = next {

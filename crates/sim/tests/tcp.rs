@@ -1,0 +1,144 @@
+//! TCP in whole runs, against what is known independently: the link a
+//! single flow should fill, the fair share of equal flows, the Padhye et al.
+//! throughput model, and exact byte accounting.
+
+mod common;
+
+use aqmlab_sim::run;
+use common::*;
+use serde_json::{json, Value};
+
+/// A dumbbell with `n_hosts` senders at `access_delay`, a 10 Mb/s bottleneck
+/// with `delay` and `qdisc`, and the given traffic groups.
+fn dumbbell(access_delay: &str, delay: &str, qdisc: Value, traffic: Vec<Value>, duration: &str, warmup: &str) -> Value {
+    json!({
+        "duration": duration, "warmup": warmup,
+        "topology": {
+            "kind": "dumbbell", "senders": 1, "access_rate": "100Mbps", "access_delay": access_delay,
+            "bottleneck": { "rate": "10Mbps", "delay": delay }, "qdisc": qdisc,
+        },
+        "traffic": traffic,
+    })
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// Padhye, Firoiu, Towsley, Kurose (SIGCOMM 1998), the full model, in
+/// packets per second: min(W_max/RTT, 1 / (RTT sqrt(2bp/3) + T0 min(1, 3
+/// sqrt(3bp/8)) p (1 + 32 p^2))).
+fn padhye(p: f64, rtt: f64, t0: f64, b: f64, w_max: f64) -> f64 {
+    let denom = rtt * (2.0 * b * p / 3.0).sqrt() + t0 * (3.0 * (3.0 * b * p / 8.0).sqrt()).min(1.0) * p * (1.0 + 32.0 * p * p);
+    (w_max / rtt).min(1.0 / denom)
+}
+
+#[test]
+fn test_padhye_matches_reference_vector() {
+    // tcp-traffic-models.md section 6 vector 2: RTT 0.1 s, p 0.01, b 1,
+    // T0 1 s: 98.829 pkt/s; b 2: 69.524; T0 0.4 s, b 1: 110.960.
+    assert!((padhye(0.01, 0.1, 1.0, 1.0, f64::INFINITY) - 98.829).abs() < 1e-3);
+    assert!((padhye(0.01, 0.1, 1.0, 2.0, f64::INFINITY) - 69.524).abs() < 1e-3);
+    assert!((padhye(0.01, 0.1, 0.4, 1.0, f64::INFINITY) - 110.960).abs() < 1e-3);
+}
+
+#[test]
+fn test_one_flow_fills_a_bdp_buffer() {
+    // 10 Mb/s, RTT 100 ms (2 x (1 ms access + 48.9 ms bottleneck + 0.1 ms
+    // receiver)): one bandwidth-delay product is 125000 B, 83 packets of
+    // 1500 B. With a buffer of one BDP a Reno-style sawtooth never drains
+    // the queue, so utilisation stays near 1; >= 95% is the bound.
+    let ftp = json!({ "name": "ftp", "kind": "ftp", "start": "0s", "tcp": { "variant": "newreno" } });
+    let v = dumbbell("1ms", "48.9ms", json!({ "kind": "droptail", "limit": "83pkt" }), vec![ftp], "120s", "20s");
+    let s = run(&scenario(&v), 1).summary;
+    let u = f(&s["queues"]["bottleneck"]["utilization"]);
+    eprintln!("utilization {u}");
+    assert!(u >= 0.95, "utilization {u}");
+    let rtt = f(&s["flows"][0]["rtt_prop_s"]);
+    assert!((rtt - 0.1).abs() < 1e-9, "{rtt}");
+}
+
+#[test]
+fn test_ten_equal_flows_share_fairly() {
+    // Ten flows with equal RTTs through drop-tail: Jain's index over 200 s
+    // must be at least 0.95 (the bound).
+    let ftp = json!({ "name": "ftp", "kind": "ftp", "count": 10, "tcp": { "variant": "newreno" } });
+    let v = dumbbell("5ms", "40ms", json!({ "kind": "droptail", "limit": "100pkt" }), vec![ftp], "220s", "20s");
+    let s = run(&scenario(&v), 1).summary;
+    let jain = f(&s["fairness"]["jain"]);
+    eprintln!("jain {jain}");
+    assert!(jain >= 0.95, "jain {jain}");
+}
+
+#[test]
+fn test_bernoulli_loss_throughput_follows_padhye() {
+    // One flow through a Bernoulli dropper with p in {0.001, 0.01, 0.05},
+    // with and without delayed ACKs (b = 2 and b = 1): the goodput in
+    // packets/s within 20% of the full Padhye model evaluated with the run's
+    // own mean RTT and mean RTO. The link (100 Mb/s) is never the limit.
+    for delayed_ack in [false, true] {
+        for p in [0.001, 0.01, 0.05] {
+            let ftp = json!({ "name": "ftp", "kind": "ftp", "start": "0s", "packet_size": "1000B",
+                              "tcp": { "variant": "newreno", "delayed_ack": delayed_ack } });
+            let mut v = dumbbell("10ms", "40ms", json!({ "kind": "bernoulli", "limit": "inf", "p": p }), vec![ftp], "1000s", "50s");
+            v["topology"]["bottleneck"]["rate"] = json!("100Mbps");
+            let s = run(&scenario(&v), 1).summary;
+            let flow = &s["flows"][0];
+            let pkts_per_s = f(&flow["goodput_bps"]) / 8.0 / 1000.0;
+            let (rtt, rto) = (f(&flow["rtt_mean_s"]), f(&flow["rto_mean_s"]));
+            let b = if delayed_ack { 2.0 } else { 1.0 };
+            let model = padhye(p, rtt, rto, b, f64::INFINITY);
+            eprintln!("p {p} b {b}: sim {pkts_per_s:.2} pkt/s, model {model:.2} (rtt {rtt:.4} s, rto {rto:.3} s)");
+            assert!(rel(pkts_per_s, model) < 0.2, "p {p} b {b}: sim {pkts_per_s} model {model}");
+        }
+    }
+}
+
+#[test]
+fn test_finite_transfer_counts_exactly_its_bytes() {
+    // A 1 MB transfer through a lossy queue: whatever was retransmitted, the
+    // application receives exactly 1e6 bytes, in packets of 1460 B and one
+    // last partial packet.
+    let ftp = json!({ "name": "file", "kind": "ftp", "size": "1MB", "start": "0s" });
+    let v = dumbbell("1ms", "20ms", json!({ "kind": "bernoulli", "limit": "inf", "p": 0.02 }), vec![ftp], "60s", "0s");
+    let s = run(&scenario(&v), 1).summary;
+    let flow = &s["flows"][0];
+    assert_eq!(flow["delivered_bytes"], 1_000_000);
+    assert!(f(&s["traffic"]["file"]["retransmits"]) > 0.0, "the test needs losses");
+    assert!(flow["completion_s"].as_f64().is_some());
+}
+
+/// The dumbbell of studies.md A1 (examples/tcp-dumbbell.toml, written again
+/// here so the test does not depend on the file's current settings).
+fn a1(n: u32, qdisc: Value) -> Value {
+    json!({
+        "duration": "100s", "warmup": "20s",
+        "topology": {
+            "kind": "dumbbell",
+            "senders": [ {"delay": "10ms"}, {"delay": "20ms"}, {"delay": "30ms"}, {"delay": "40ms"} ],
+            "access_rate": "100Mbps", "bottleneck": { "rate": "10Mbps", "delay": "50ms" }, "qdisc": qdisc,
+        },
+        "traffic": [
+            { "name": "ftp", "kind": "ftp", "count": n, "start": { "dist": "uniform", "min": "0s", "max": "10s" },
+              "tcp": { "variant": "sack", "delayed_ack": true },
+              "packet_size": { "dist": "uniform", "min": "1400B", "max": "1628B" } },
+            { "name": "cbr", "kind": "cbr", "count": 4, "rate": "250kbps", "size": "573B" },
+        ],
+    })
+}
+
+#[test]
+fn test_a1_dumbbell_fills_the_link_and_udp_sees_some_loss() {
+    let red = json!({ "kind": "red", "limit": "300pkt", "min_th": "45pkt", "max_th": "195pkt", "max_p": 0.1, "w_q": 0.002 });
+    let droptail = json!({ "kind": "droptail", "limit": "300pkt" });
+    for n in [16, 64, 256] {
+        for q in [&droptail, &red] {
+            let s = run(&scenario(&a1(n, q.clone())), 1).summary;
+            let u = f(&s["queues"]["bottleneck"]["utilization"]);
+            let udp_loss = f(&s["traffic"]["cbr"]["loss_rate"]);
+            eprintln!("N {n} {}: utilization {u:.4}, UDP loss {udp_loss:.4}", q["kind"]);
+            assert!(u >= 0.95, "N {n} {}: utilization {u}", q["kind"]);
+            assert!(udp_loss > 0.0 && udp_loss < 0.2, "N {n} {}: UDP loss {udp_loss}", q["kind"]);
+        }
+    }
+}
