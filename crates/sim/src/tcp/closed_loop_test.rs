@@ -15,7 +15,9 @@ use std::collections::{HashSet, VecDeque};
 use aqmlab_qdisc::{Duration, Time};
 use proptest::prelude::*;
 
-use super::{AckInfo, DataInfo, EcnAtCwnd1, RtoConfig, Segment, TcpConfig, TcpSender, TcpSink, Variant};
+use super::{
+    AckInfo, DataInfo, EcnAtCwnd1, RtoConfig, Segment, TcpConfig, TcpSender, TcpSenderStats, TcpSink, Variant,
+};
 
 // Constants
 
@@ -56,8 +58,7 @@ struct Outcome {
     events: u32,
     delivered: Vec<u32>,
     sent: HashSet<u32>,
-    stats: super::TcpSenderStats,
-    end: Time,
+    stats: TcpSenderStats,
 }
 
 fn run(case: &Case) -> Outcome {
@@ -72,8 +73,7 @@ fn run(case: &Case) -> Outcome {
         events: 0,
         delivered: vec![],
         sent: HashSet::new(),
-        stats: Default::default(),
-        end: Time::ZERO,
+        stats: TcpSenderStats::default(),
     };
     let mut now = Time::ZERO;
     snd.app_data(Some(u64::from(case.npkts)), now, &mut segs);
@@ -132,7 +132,6 @@ fn run(case: &Case) -> Outcome {
         }
     }
     out.stats = *snd.stats();
-    out.end = now;
     out
 }
 
@@ -209,5 +208,7 @@ fn test_every_variant_lossless_transfer_completes_without_retransmission() {
         let out = run(&case);
         assert!(out.done, "{variant:?}");
         assert_eq!(out.delivered, (1..=1000).collect::<Vec<_>>(), "{variant:?}");
+        assert_eq!(out.stats.retransmits, 0, "{variant:?}");
+        assert_eq!(out.stats.packets_sent, 1001, "{variant:?}");
     }
 }

@@ -21,18 +21,9 @@ pub enum RtoConfig {
     /// ns-2: srtt and rttvar in integer ticks of `tick`, RTO = srtt + 4
     /// rttvar truncated to whole ticks, clamped to [`min`, `max`] (the floor
     /// applied before the backoff), `initial` before the first sample.
-    Ns2 {
-        tick: Duration,
-        min: Duration,
-        max: Duration,
-        initial: Duration,
-    },
+    Ns2 { tick: Duration, min: Duration, max: Duration, initial: Duration },
     /// RFC 6298 arithmetic in real numbers (G = 0), clamped to [`min`, `max`].
-    Rfc6298 {
-        min: Duration,
-        max: Duration,
-        initial: Duration,
-    },
+    Rfc6298 { min: Duration, max: Duration, initial: Duration },
     /// A constant RTO (still doubled by backoff).
     Fixed(Duration),
     /// The TED paper's "TDTO": a fixed RTO equal to the largest round-trip

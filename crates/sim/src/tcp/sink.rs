@@ -288,3 +288,275 @@ impl TcpSink {
         info.n_sack = n as u8;
     }
 }
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    // Constants
+
+    const MS: u64 = 1_000_000;
+
+    // Helpers
+
+    /// A sink with a clock and the ACKs of its last call.
+    struct Rx {
+        sink: TcpSink,
+        now: Time,
+        acks: Vec<AckInfo>,
+    }
+
+    impl Rx {
+        fn new(cfg: &TcpConfig) -> Rx {
+            Rx {
+                sink: TcpSink::new(cfg),
+                now: Time::ZERO,
+                acks: vec![],
+            }
+        }
+
+        fn pkt(&mut self, d: DataInfo) -> Delivered {
+            self.acks.clear();
+            self.sink.on_data(&d, self.now, &mut self.acks)
+        }
+
+        /// A plain data packet (the SYN for 0).
+        fn data(&mut self, seq: u32) -> Delivered {
+            self.pkt(DataInfo {
+                seq,
+                syn: seq == 0,
+                ..DataInfo::default()
+            })
+        }
+
+        /// The cumulative ACKs sent by the last call.
+        fn acked(&self) -> Vec<Option<u32>> {
+            self.acks.iter().map(|a| a.ack).collect()
+        }
+
+        fn fire(&mut self) {
+            self.now = self.sink.timer_deadline().expect("timer armed");
+            self.acks.clear();
+            self.sink.on_timer(self.now, &mut self.acks);
+        }
+    }
+
+    fn ect(seq: u32) -> DataInfo {
+        DataInfo {
+            seq,
+            ect: true,
+            ..DataInfo::default()
+        }
+    }
+
+    /// Packets 0 (SYN) to 3 received.
+    fn sink_at_3(cfg: &TcpConfig) -> Rx {
+        let mut rx = Rx::new(cfg);
+        for seq in 0..=3 {
+            rx.data(seq);
+        }
+        rx.sink.on_timer(Time::MAX, &mut rx.acks);
+        rx
+    }
+
+    fn delack() -> TcpConfig {
+        TcpConfig {
+            delayed_ack: true,
+            ..TcpConfig::default()
+        }
+    }
+
+    fn sack_cfg() -> TcpConfig {
+        TcpConfig {
+            variant: Variant::Sack,
+            ..TcpConfig::default()
+        }
+    }
+
+    #[track_caller]
+    fn assert_blocks(rx: &Rx, ack: u32, blocks: &[(u32, u32)]) {
+        assert_eq!(rx.acks.len(), 1);
+        assert_eq!(rx.acks[0].ack, Some(ack));
+        assert_eq!(rx.acks[0].sack_blocks(), blocks);
+    }
+
+    // Reassembly and delivery
+
+    #[test]
+    fn test_new_syn_is_acked_but_delivers_nothing() {
+        let mut rx = Rx::new(&TcpConfig::default());
+        assert!(rx.data(0).is_empty());
+        assert_eq!(rx.acked(), vec![Some(0)]);
+    }
+
+    #[test]
+    fn test_at_3_out_of_order_held_then_gap_fill_delivers_run() {
+        let mut rx = sink_at_3(&TcpConfig::default());
+        assert!(rx.data(5).is_empty());
+        assert_eq!(rx.acked(), vec![Some(3)]);
+        assert!(rx.data(6).is_empty());
+        assert_eq!(rx.data(4), Delivered { from: 4, to: 7 });
+        assert_eq!(rx.acked(), vec![Some(6)]);
+        // A duplicate delivers nothing and is ACKed again.
+        assert!(rx.data(5).is_empty());
+        assert_eq!(rx.acked(), vec![Some(6)]);
+        assert_eq!(rx.sink.stats().duplicates, 1);
+    }
+
+    #[test]
+    fn test_new_without_syn_packet_0_is_data_and_missing_0_acks_none() {
+        let c = TcpConfig {
+            syn: false,
+            ..TcpConfig::default()
+        };
+        let mut rx = Rx::new(&c);
+        assert!(rx
+            .pkt(DataInfo {
+                seq: 1,
+                ..DataInfo::default()
+            })
+            .is_empty());
+        assert_eq!(rx.acked(), vec![None]);
+        assert_eq!(rx.data(0), Delivered { from: 0, to: 2 });
+    }
+
+    // Delayed ACKs (1.10)
+
+    #[test]
+    fn test_delack_syn_acked_at_once() {
+        let mut rx = Rx::new(&delack());
+        rx.data(0);
+        assert_eq!(rx.acked(), vec![Some(0)]);
+        assert_eq!(rx.sink.timer_deadline(), None);
+    }
+
+    #[test]
+    fn test_delack_every_second_in_order_packet_acked() {
+        let mut rx = Rx::new(&delack());
+        rx.data(0);
+        // 1 is held (timer at 100 ms), 2 releases one ACK for both.
+        assert_eq!(rx.data(1), Delivered { from: 1, to: 2 });
+        assert!(rx.acks.is_empty());
+        assert_eq!(rx.sink.timer_deadline(), Some(Time(100 * MS)));
+        rx.data(2);
+        assert_eq!(rx.acked(), vec![Some(2)]);
+        assert_eq!(rx.sink.timer_deadline(), None);
+    }
+
+    #[test]
+    fn test_delack_lone_packet_acked_when_timer_fires() {
+        let mut rx = Rx::new(&delack());
+        rx.data(0);
+        rx.now = Time(30 * MS);
+        rx.data(1);
+        rx.fire();
+        assert_eq!(rx.now, Time(130 * MS));
+        assert_eq!(rx.acked(), vec![Some(1)]);
+    }
+
+    #[test]
+    fn test_delack_out_of_order_acked_at_once_and_releases_held() {
+        let mut rx = sink_at_3(&delack());
+        rx.data(4);
+        assert!(rx.acks.is_empty());
+        // 6 is out of order: one ACK (of 4) at once, timer cancelled.
+        rx.data(6);
+        assert_eq!(rx.acked(), vec![Some(4)]);
+        assert_eq!(rx.sink.timer_deadline(), None);
+    }
+
+    #[test]
+    fn test_delack_gap_fill_acked_at_once() {
+        // Becomes the cumulative point with 6 above it (RFC2581_immediate_ack_).
+        let mut rx = sink_at_3(&delack());
+        rx.data(6);
+        assert_eq!(rx.acked(), vec![Some(3)]);
+        rx.data(4);
+        assert_eq!(rx.acked(), vec![Some(4)]);
+        // Fills the whole gap: not the cumulative point's own packet either.
+        rx.data(5);
+        assert_eq!(rx.acked(), vec![Some(6)]);
+    }
+
+    // SACK blocks (1.8)
+
+    #[test]
+    fn test_sack_blocks_newest_first_then_most_recently_reported() {
+        let mut rx = sink_at_3(&sack_cfg());
+        rx.data(5);
+        assert_blocks(&rx, 3, &[(5, 6)]);
+        rx.data(7);
+        assert_blocks(&rx, 3, &[(7, 8), (5, 6)]);
+        rx.data(9);
+        assert_blocks(&rx, 3, &[(9, 10), (7, 8), (5, 6)]);
+        // 6 joins 5..8: that run first; the older blocks it covers drop out.
+        rx.data(6);
+        assert_blocks(&rx, 3, &[(5, 8), (9, 10)]);
+        rx.data(11);
+        assert_blocks(&rx, 3, &[(11, 12), (5, 8), (9, 10)]);
+        rx.data(13);
+        assert_blocks(&rx, 3, &[(13, 14), (11, 12), (5, 8)]);
+        // 4 moves the cumulative ACK to 7; it is in no block itself.
+        rx.data(4);
+        assert_blocks(&rx, 7, &[(13, 14), (11, 12)]);
+        // Nothing out of order left: no blocks.
+        for seq in [8, 10, 12] {
+            rx.data(seq);
+        }
+        assert_blocks(&rx, 13, &[]);
+    }
+
+    #[test]
+    fn test_no_sack_variant_sends_no_blocks() {
+        let mut rx = sink_at_3(&TcpConfig::default());
+        rx.data(5);
+        assert_blocks(&rx, 3, &[]);
+    }
+
+    // ECN echo (1.11)
+
+    #[test]
+    fn test_ecn_syn_negotiation_echoed() {
+        let c = TcpConfig {
+            ecn: true,
+            ..TcpConfig::default()
+        };
+        let mut rx = Rx::new(&c);
+        rx.data(0);
+        assert!(rx.acks[0].ece);
+        // Without ECN configured the SYN gets no echo.
+        let mut plain = Rx::new(&TcpConfig::default());
+        plain.data(0);
+        assert!(!plain.acks[0].ece);
+    }
+
+    #[test]
+    fn test_ce_echoed_on_every_ack_until_cwr() {
+        let mut rx = sink_at_3(&TcpConfig::default());
+        rx.pkt(ect(4));
+        assert!(!rx.acks[0].ece);
+        rx.pkt(DataInfo { ce: true, ..ect(5) });
+        assert!(rx.acks[0].ece);
+        rx.pkt(ect(6));
+        assert!(rx.acks[0].ece);
+        rx.pkt(DataInfo { cwr: true, ..ect(7) });
+        assert!(!rx.acks[0].ece);
+        // CWR and CE together: CWR first, so the echo starts again.
+        rx.pkt(DataInfo {
+            cwr: true,
+            ce: true,
+            ..ect(8)
+        });
+        assert!(rx.acks[0].ece);
+    }
+
+    #[test]
+    fn test_delack_held_packet_ce_counts_in_the_joint_ack() {
+        let mut rx = sink_at_3(&delack());
+        rx.pkt(DataInfo { ce: true, ..ect(4) });
+        assert!(rx.acks.is_empty());
+        rx.pkt(ect(5));
+        assert_eq!(rx.acked(), vec![Some(5)]);
+        assert!(rx.acks[0].ece);
+    }
+}
