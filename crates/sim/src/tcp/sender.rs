@@ -10,7 +10,7 @@
 //! changing this file; the comments below cite its subsections. Where that
 //! text is silent this file follows ns-2.35's sources and says so. The RTO
 //! arithmetic is in [`super::rtt`], the SACK scoreboard in
-//! [`super::scoreboard`].
+//! `scoreboard.rs`.
 //!
 //! # What is implemented (reference section 1)
 //!
@@ -77,6 +77,9 @@
 //!   expires every RTO; each later expiry repeats the first (cwnd already 1)
 //!   and the next packet sent re-arms the timer anyway, so here the timer
 //!   stays off after an idle expiry that sends nothing.
+//! * A fast retransmit never sends past the application's data: ns-2
+//!   resends `last_ack + 1` even when dup ACKs arrive after everything was
+//!   acknowledged.
 //! * Not modelled: Tahoe, F-RTO, Quick-Start, timestamps, `overhead_`,
 //!   `maxcwnd_`, `windowInitOption_ 2`, `numdupacksFrac_`, D-SACK, integer
 //!   halving (`precisionReduce_ false`), `decrease_num_` other than 0.5.
@@ -91,8 +94,6 @@
 
 use aqmlab_qdisc::{Duration, Time};
 
-#[cfg(test)]
-use super::config::RtoConfig;
 use super::config::{EcnAtCwnd1, TcpConfig, Variant};
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
@@ -732,8 +733,16 @@ impl TcpSender {
     fn fast_retransmit(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.reset_rtx_timer(true, false, now);
         self.stats.fast_retransmits += 1;
-        self.output(self.last_ack + 1, now, out);
+        self.resend_first_unacked(now, out);
         self.dupwnd = self.params.numdupacks;
+    }
+
+    /// Resends `last_ack + 1`, unless everything the application gave has
+    /// been acknowledged (ns-2 would send a packet past the end).
+    fn resend_first_unacked(&mut self, now: Time, out: &mut Vec<Segment>) {
+        if self.last_ack + 1 < self.curseq {
+            self.output(self.last_ack + 1, now, out);
+        }
     }
 
     // NewReno (reference 1.7).
@@ -889,13 +898,13 @@ impl TcpSender {
             self.last_action = CwndAction::DupAck;
             self.slowdown(Cut::Halve);
             self.stats.fast_retransmits += 1;
-            self.output(self.last_ack + 1, now, out);
+            self.resend_first_unacked(now, out);
         } else if self.params.ecn && self.last_action == CwndAction::Ecn {
             // Window already cut by ECN: recover without a second cut.
             self.last_action = CwndAction::DupAck;
             self.enter_sack_recovery(now);
             self.stats.fast_retransmits += 1;
-            self.output(self.last_ack + 1, now, out);
+            self.resend_first_unacked(now, out);
         }
     }
 
@@ -992,6 +1001,7 @@ impl TcpSender {
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::tcp::config::RtoConfig;
     use crate::tcp::sink::TcpSink;
     use crate::tcp::wire::DataInfo;
 
@@ -1700,6 +1710,23 @@ mod test {
         f.out.clear();
         f.snd.app_data(Some(3), f.now, &mut f.out);
         assert_eq!(f.out.len(), 3);
+    }
+
+    #[test]
+    fn test_finite_transfer_acked_dupacks_never_send_past_the_data() {
+        // Both data packets ACKed; a dup ACK of 2 (threshold 1, highest_ack 2 >
+        // recover 0) enters fast retransmit with nothing left to resend (ns-2
+        // would send packet 3).
+        let c = TcpConfig {
+            dupack_threshold: 1,
+            ..cfg(Variant::Reno)
+        };
+        let mut f = Flow::with_data(&c, Some(2));
+        f.at_ms(100).ack(0);
+        f.at_ms(200).ack(2);
+        assert_eq!(f.ack(2), Vec::<u32>::new());
+        assert_eq!(f.snd.stats().fast_retransmits, 1);
+        assert_eq!(f.snd.max_seq_sent(), Some(2));
     }
 
     #[test]
