@@ -6,5 +6,17 @@
 //! they are tested without the engine.
 
 pub mod config;
+pub mod rtt;
+mod scoreboard;
+pub mod sender;
+pub mod sink;
+pub mod wire;
+
+#[cfg(test)]
+mod closed_loop_test;
 
 pub use config::{EcnAtCwnd1, RtoConfig, TcpConfig, Variant};
+pub use rtt::RttEstimator;
+pub use sender::{CwndAction, TcpSender, TcpSenderStats};
+pub use sink::{TcpSink, TcpSinkStats};
+pub use wire::{AckInfo, DataInfo, Delivered, Segment};

@@ -1,0 +1,562 @@
+//! The receiving half of ns-2's one-way TCP (`Agent/TCPSink`,
+//! `Agent/TCPSink/DelAck`, `Agent/TCPSink/Sack1` and `Sack1/DelAck`) as a
+//! pure state machine: handed each arriving packet and `now`, it says which
+//! packets are newly delivered in order, which ACKs to send (pushed onto a
+//! caller's buffer) and when its delayed-ACK timer wants to fire.
+//!
+//! Heads up: read `spec/transport.md` ("Sink options") and
+//! `spec/reference/tcp-traffic-models.md` sections 1.8 (the sink's SACK
+//! blocks), 1.10 (sinks and delayed ACKs) and 1.11 (the receiver's ECN
+//! rules) before changing this file.
+//!
+//! # Rules
+//!
+//! * Reassembly: the ACK carries the highest packet received in order
+//!   (`None` before packet 0). Duplicates are acknowledged again.
+//! * Without `delayed_ack` every arrival is ACKed at once. With it (ns-2
+//!   DelAck, `RFC2581_immediate_ack_` and `SYN_immediate_ack_` on): if no
+//!   ACK is being held and the arrival is now the highest in-order packet,
+//!   it is held and the timer set to `delack_interval`, unless packets above
+//!   it have already arrived (it fills a gap) or it is packet 0 (the SYN).
+//!   Any other arrival (out of order, duplicate, or the second in-order
+//!   packet while one is held) cancels the timer and is ACKed at once. When
+//!   the timer fires, the held packet is ACKed. ns-2 counts packets, not
+//!   "full-sized segments"; RFC 5681 allows up to 500 ms.
+//! * ECN (1.11): a packet with CWR clears the echo state, an ECT packet with
+//!   CE sets it (CWR first, so a packet with both leaves it set), and every
+//!   ACK of an ECT packet carries ECE while it is set. With a held packet,
+//!   both packets' flags count. Packet 0 sent not-ECT by an ECN sender is
+//!   the negotiation and gets ECE back (the sink is built from the same
+//!   `TcpConfig`, so `ecn` says whether the sender asked).
+//! * SACK (`variant == Sack`, up to 3 blocks, half-open `[left, right)`):
+//!   the first block is the contiguous run holding the packet just
+//!   received (none if that packet is at or below the cumulative ACK), then
+//!   the most recently reported blocks, most recent first, leaving out any
+//!   already included (RFC 2018 section 4). No blocks once nothing is held
+//!   out of order.
+//!
+//! # Departures from ns-2
+//!
+//! * ns-2's sink repeats a remembered block with the extent it had when
+//!   first reported, even after the cumulative ACK has passed it; here a
+//!   remembered block is refreshed to the run that now holds it and
+//!   dropped once acknowledged cumulatively (blocks only grow, and a run
+//!   that grew was the first block when it did, so this changes nothing
+//!   but the stale blocks). D-SACK (`generateDSacks_`, off in ns-2) is not
+//!   modelled.
+//! * ns-2's reassembly starts with `maxseen_ = 0`; here nothing has been
+//!   seen yet (-1). Identical for every arrival order.
+
+use aqmlab_qdisc::{Duration, Time};
+
+use super::config::{TcpConfig, Variant};
+use super::wire::{AckInfo, DataInfo, Delivered};
+
+/// At most this many SACK blocks per ACK (ns-2 `maxSackBlocks_`).
+const MAX_SACK_BLOCKS: usize = 3;
+
+#[derive(Clone, Copy, Debug)]
+struct SinkParams {
+    delayed_ack: bool,
+    delack_interval: Duration,
+    sack: bool,
+    ecn: bool,
+    /// Packet 0 is a SYN, not data.
+    syn: bool,
+}
+
+/// Counters of one sink.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpSinkStats {
+    /// Packets that arrived, SYN and duplicates included.
+    pub packets_received: u64,
+    /// Arrivals of a packet already received.
+    pub duplicates: u64,
+    pub acks_sent: u64,
+}
+
+/// One TCP sink.
+#[derive(Clone, Debug)]
+pub struct TcpSink {
+    params: SinkParams,
+    stats: TcpSinkStats,
+
+    // State.
+    /// Next packet expected: `0..next` have all arrived.
+    next: u32,
+    /// Runs received above `next`: half-open, sorted, disjoint, not
+    /// adjacent, all starting above `next`.
+    out_of_order: Vec<(u32, u32)>,
+    /// Highest packet seen (-1: none).
+    maxseen: i64,
+    /// The blocks of the last ACK, most recent first.
+    reported: [(u32, u32); MAX_SACK_BLOCKS],
+    n_reported: usize,
+    /// Congestion seen and not yet answered by a CWR (`ecn_unacked_`).
+    ecn_unacked: bool,
+    /// The packet whose ACK is being delayed.
+    held: Option<DataInfo>,
+    delack_deadline: Option<Time>,
+}
+
+impl TcpSink {
+    pub fn new(cfg: &TcpConfig) -> TcpSink {
+        TcpSink {
+            params: SinkParams {
+                delayed_ack: cfg.delayed_ack,
+                delack_interval: cfg.delack_interval,
+                sack: cfg.variant == Variant::Sack,
+                ecn: cfg.ecn,
+                syn: cfg.syn,
+            },
+            stats: TcpSinkStats::default(),
+            next: 0,
+            out_of_order: Vec::with_capacity(8),
+            maxseen: -1,
+            reported: [(0, 0); MAX_SACK_BLOCKS],
+            n_reported: 0,
+            ecn_unacked: false,
+            held: None,
+            delack_deadline: None,
+        }
+    }
+
+    /// A packet arrived. Returns the packets it delivers in order.
+    pub fn on_data(&mut self, seg: &DataInfo, now: Time, acks: &mut Vec<AckInfo>) -> Delivered {
+        self.stats.packets_received += 1;
+        let old_next = self.next;
+        let dup = !self.receive(seg.seq);
+        if dup {
+            self.stats.duplicates += 1;
+        }
+        let first_data = u32::from(self.params.syn);
+        let from = old_next.max(first_data);
+        let delivered = Delivered {
+            from,
+            to: self.next.max(from),
+        };
+
+        if self.params.delayed_ack {
+            let in_order_top = self.next > 0 && seg.seq == self.next - 1;
+            if self.delack_deadline.is_none() && in_order_top {
+                let fills_gap = i64::from(seg.seq) < self.maxseen;
+                let is_syn = seg.seq == 0;
+                if !fills_gap && !is_syn {
+                    self.held = Some(*seg);
+                    self.delack_deadline = Some(now + self.params.delack_interval);
+                    return delivered;
+                }
+            }
+            self.delack_deadline = None;
+            let held = self.held.take();
+            self.ack(seg, held.as_ref(), acks);
+        } else {
+            self.ack(seg, None, acks);
+        }
+        delivered
+    }
+
+    /// The delayed-ACK timer may have expired; does nothing unless `now`
+    /// has reached [`timer_deadline`](Self::timer_deadline).
+    pub fn on_timer(&mut self, now: Time, acks: &mut Vec<AckInfo>) {
+        match self.delack_deadline {
+            Some(d) if now >= d => {
+                self.delack_deadline = None;
+                if let Some(held) = self.held.take() {
+                    self.ack(&held, None, acks);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// When the delayed-ACK timer expires, if it is armed.
+    pub fn timer_deadline(&self) -> Option<Time> {
+        self.delack_deadline
+    }
+
+    /// Highest packet received in order.
+    pub fn cumulative_ack(&self) -> Option<u32> {
+        self.next.checked_sub(1)
+    }
+
+    pub fn stats(&self) -> &TcpSinkStats {
+        &self.stats
+    }
+
+    /// Records `seq`; false if it had arrived before.
+    fn receive(&mut self, seq: u32) -> bool {
+        if i64::from(seq) > self.maxseen {
+            self.maxseen = i64::from(seq);
+        }
+        if seq < self.next {
+            return false;
+        }
+        let blocks = &mut self.out_of_order;
+        // First run ending at or after seq (touching or holding it).
+        let i = blocks.partition_point(|b| b.1 < seq);
+        if i < blocks.len() && blocks[i].0 <= seq && seq < blocks[i].1 {
+            return false;
+        }
+        if seq == self.next {
+            self.next += 1;
+            // A run starting right after fills in behind.
+            if blocks.first().is_some_and(|b| b.0 == self.next) {
+                self.next = blocks[0].1;
+                blocks.remove(0);
+            }
+            return true;
+        }
+        let joins_left = i < blocks.len() && blocks[i].1 == seq;
+        let joins_right_at = if joins_left { i + 1 } else { i };
+        let joins_right = joins_right_at < blocks.len() && blocks[joins_right_at].0 == seq + 1;
+        match (joins_left, joins_right) {
+            (true, true) => {
+                blocks[i].1 = blocks[i + 1].1;
+                blocks.remove(i + 1);
+            }
+            (true, false) => blocks[i].1 = seq + 1,
+            (false, true) => blocks[i].0 = seq,
+            (false, false) => blocks.insert(i, (seq, seq + 1)),
+        }
+        true
+    }
+
+    /// The out-of-order run holding `seq`.
+    fn run_holding(&self, seq: u32) -> Option<(u32, u32)> {
+        let i = self.out_of_order.partition_point(|b| b.1 <= seq);
+        self.out_of_order.get(i).copied().filter(|b| b.0 <= seq && seq < b.1)
+    }
+
+    /// Builds and sends the ACK for `pkt` (and the held packet, if any).
+    fn ack(&mut self, pkt: &DataInfo, held: Option<&DataInfo>, acks: &mut Vec<AckInfo>) {
+        let any = |f: &dyn Fn(&DataInfo) -> bool| f(pkt) || held.is_some_and(f);
+        // 1.11: CWR first, then CE.
+        if any(&|p| p.cwr) {
+            self.ecn_unacked = false;
+        }
+        if any(&|p| p.ect && p.ce) {
+            self.ecn_unacked = true;
+        }
+        let mut ece = any(&|p| p.ect) && self.ecn_unacked;
+        if self.params.ecn && any(&|p| !p.ect && p.seq == 0) {
+            // ECN negotiation on packet 0.
+            ece = true;
+        }
+
+        let mut info = AckInfo {
+            ack: self.cumulative_ack(),
+            ece,
+            ..AckInfo::default()
+        };
+        if self.params.sack {
+            self.fill_sack(pkt.seq, &mut info);
+        }
+        acks.push(info);
+        self.stats.acks_sent += 1;
+    }
+
+    fn fill_sack(&mut self, seq: u32, info: &mut AckInfo) {
+        if self.out_of_order.is_empty() {
+            self.n_reported = 0;
+            return;
+        }
+        let mut n = 0;
+        if let Some(first) = self.run_holding(seq) {
+            info.sack[0] = first;
+            n = 1;
+        }
+        for k in 0..self.n_reported {
+            if n == MAX_SACK_BLOCKS {
+                break;
+            }
+            let (left, right) = self.reported[k];
+            if right <= self.next {
+                continue;
+            }
+            let Some(run) = self.run_holding(left.max(self.next)) else {
+                continue;
+            };
+            if info.sack[..n].contains(&run) {
+                continue;
+            }
+            info.sack[n] = run;
+            n += 1;
+        }
+        self.reported[..n].copy_from_slice(&info.sack[..n]);
+        self.n_reported = n;
+        info.n_sack = n as u8;
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    // Constants
+
+    const MS: u64 = 1_000_000;
+
+    // Helpers
+
+    /// A sink with a clock and the ACKs of its last call.
+    struct Rx {
+        sink: TcpSink,
+        now: Time,
+        acks: Vec<AckInfo>,
+    }
+
+    impl Rx {
+        fn new(cfg: &TcpConfig) -> Rx {
+            Rx {
+                sink: TcpSink::new(cfg),
+                now: Time::ZERO,
+                acks: vec![],
+            }
+        }
+
+        fn pkt(&mut self, d: DataInfo) -> Delivered {
+            self.acks.clear();
+            self.sink.on_data(&d, self.now, &mut self.acks)
+        }
+
+        /// A plain data packet (the SYN for 0).
+        fn data(&mut self, seq: u32) -> Delivered {
+            self.pkt(DataInfo {
+                seq,
+                syn: seq == 0,
+                ..DataInfo::default()
+            })
+        }
+
+        /// The cumulative ACKs sent by the last call.
+        fn acked(&self) -> Vec<Option<u32>> {
+            self.acks.iter().map(|a| a.ack).collect()
+        }
+
+        fn fire(&mut self) {
+            self.now = self.sink.timer_deadline().expect("timer armed");
+            self.acks.clear();
+            self.sink.on_timer(self.now, &mut self.acks);
+        }
+    }
+
+    fn ect(seq: u32) -> DataInfo {
+        DataInfo {
+            seq,
+            ect: true,
+            ..DataInfo::default()
+        }
+    }
+
+    /// Packets 0 (SYN) to 3 received.
+    fn sink_at_3(cfg: &TcpConfig) -> Rx {
+        let mut rx = Rx::new(cfg);
+        for seq in 0..=3 {
+            rx.data(seq);
+        }
+        rx.sink.on_timer(Time::MAX, &mut rx.acks);
+        rx
+    }
+
+    fn delack() -> TcpConfig {
+        TcpConfig {
+            delayed_ack: true,
+            ..TcpConfig::default()
+        }
+    }
+
+    fn sack_cfg() -> TcpConfig {
+        TcpConfig {
+            variant: Variant::Sack,
+            ..TcpConfig::default()
+        }
+    }
+
+    #[track_caller]
+    fn assert_blocks(rx: &Rx, ack: u32, blocks: &[(u32, u32)]) {
+        assert_eq!(rx.acks.len(), 1);
+        assert_eq!(rx.acks[0].ack, Some(ack));
+        assert_eq!(rx.acks[0].sack_blocks(), blocks);
+    }
+
+    // Reassembly and delivery
+
+    #[test]
+    fn test_new_syn_is_acked_but_delivers_nothing() {
+        let mut rx = Rx::new(&TcpConfig::default());
+        assert!(rx.data(0).is_empty());
+        assert_eq!(rx.acked(), vec![Some(0)]);
+    }
+
+    #[test]
+    fn test_at_3_out_of_order_held_then_gap_fill_delivers_run() {
+        let mut rx = sink_at_3(&TcpConfig::default());
+        assert!(rx.data(5).is_empty());
+        assert_eq!(rx.acked(), vec![Some(3)]);
+        assert!(rx.data(6).is_empty());
+        assert_eq!(rx.data(4), Delivered { from: 4, to: 7 });
+        assert_eq!(rx.acked(), vec![Some(6)]);
+        // A duplicate delivers nothing and is ACKed again.
+        assert!(rx.data(5).is_empty());
+        assert_eq!(rx.acked(), vec![Some(6)]);
+        assert_eq!(rx.sink.stats().duplicates, 1);
+    }
+
+    #[test]
+    fn test_new_without_syn_packet_0_is_data_and_missing_0_acks_none() {
+        let c = TcpConfig {
+            syn: false,
+            ..TcpConfig::default()
+        };
+        let mut rx = Rx::new(&c);
+        assert!(rx
+            .pkt(DataInfo {
+                seq: 1,
+                ..DataInfo::default()
+            })
+            .is_empty());
+        assert_eq!(rx.acked(), vec![None]);
+        assert_eq!(rx.data(0), Delivered { from: 0, to: 2 });
+    }
+
+    // Delayed ACKs (1.10)
+
+    #[test]
+    fn test_delack_syn_acked_at_once() {
+        let mut rx = Rx::new(&delack());
+        rx.data(0);
+        assert_eq!(rx.acked(), vec![Some(0)]);
+        assert_eq!(rx.sink.timer_deadline(), None);
+    }
+
+    #[test]
+    fn test_delack_every_second_in_order_packet_acked() {
+        let mut rx = Rx::new(&delack());
+        rx.data(0);
+        // 1 is held (timer at 100 ms), 2 releases one ACK for both.
+        assert_eq!(rx.data(1), Delivered { from: 1, to: 2 });
+        assert!(rx.acks.is_empty());
+        assert_eq!(rx.sink.timer_deadline(), Some(Time(100 * MS)));
+        rx.data(2);
+        assert_eq!(rx.acked(), vec![Some(2)]);
+        assert_eq!(rx.sink.timer_deadline(), None);
+    }
+
+    #[test]
+    fn test_delack_lone_packet_acked_when_timer_fires() {
+        let mut rx = Rx::new(&delack());
+        rx.data(0);
+        rx.now = Time(30 * MS);
+        rx.data(1);
+        rx.fire();
+        assert_eq!(rx.now, Time(130 * MS));
+        assert_eq!(rx.acked(), vec![Some(1)]);
+    }
+
+    #[test]
+    fn test_delack_out_of_order_acked_at_once_and_releases_held() {
+        let mut rx = sink_at_3(&delack());
+        rx.data(4);
+        assert!(rx.acks.is_empty());
+        // 6 is out of order: one ACK (of 4) at once, timer cancelled.
+        rx.data(6);
+        assert_eq!(rx.acked(), vec![Some(4)]);
+        assert_eq!(rx.sink.timer_deadline(), None);
+    }
+
+    #[test]
+    fn test_delack_gap_fill_acked_at_once() {
+        // Becomes the cumulative point with 6 above it (RFC2581_immediate_ack_).
+        let mut rx = sink_at_3(&delack());
+        rx.data(6);
+        assert_eq!(rx.acked(), vec![Some(3)]);
+        rx.data(4);
+        assert_eq!(rx.acked(), vec![Some(4)]);
+        // Fills the whole gap: not the cumulative point's own packet either.
+        rx.data(5);
+        assert_eq!(rx.acked(), vec![Some(6)]);
+    }
+
+    // SACK blocks (1.8)
+
+    #[test]
+    fn test_sack_blocks_newest_first_then_most_recently_reported() {
+        let mut rx = sink_at_3(&sack_cfg());
+        rx.data(5);
+        assert_blocks(&rx, 3, &[(5, 6)]);
+        rx.data(7);
+        assert_blocks(&rx, 3, &[(7, 8), (5, 6)]);
+        rx.data(9);
+        assert_blocks(&rx, 3, &[(9, 10), (7, 8), (5, 6)]);
+        // 6 joins 5..8: that run first; the older blocks it covers drop out.
+        rx.data(6);
+        assert_blocks(&rx, 3, &[(5, 8), (9, 10)]);
+        rx.data(11);
+        assert_blocks(&rx, 3, &[(11, 12), (5, 8), (9, 10)]);
+        rx.data(13);
+        assert_blocks(&rx, 3, &[(13, 14), (11, 12), (5, 8)]);
+        // 4 moves the cumulative ACK to 7; it is in no block itself.
+        rx.data(4);
+        assert_blocks(&rx, 7, &[(13, 14), (11, 12)]);
+        // Nothing out of order left: no blocks.
+        for seq in [8, 10, 12] {
+            rx.data(seq);
+        }
+        assert_blocks(&rx, 13, &[]);
+    }
+
+    #[test]
+    fn test_no_sack_variant_sends_no_blocks() {
+        let mut rx = sink_at_3(&TcpConfig::default());
+        rx.data(5);
+        assert_blocks(&rx, 3, &[]);
+    }
+
+    // ECN echo (1.11)
+
+    #[test]
+    fn test_ecn_syn_negotiation_echoed() {
+        let c = TcpConfig {
+            ecn: true,
+            ..TcpConfig::default()
+        };
+        let mut rx = Rx::new(&c);
+        rx.data(0);
+        assert!(rx.acks[0].ece);
+        // Without ECN configured the SYN gets no echo.
+        let mut plain = Rx::new(&TcpConfig::default());
+        plain.data(0);
+        assert!(!plain.acks[0].ece);
+    }
+
+    #[test]
+    fn test_ce_echoed_on_every_ack_until_cwr() {
+        let mut rx = sink_at_3(&TcpConfig::default());
+        rx.pkt(ect(4));
+        assert!(!rx.acks[0].ece);
+        rx.pkt(DataInfo { ce: true, ..ect(5) });
+        assert!(rx.acks[0].ece);
+        rx.pkt(ect(6));
+        assert!(rx.acks[0].ece);
+        rx.pkt(DataInfo { cwr: true, ..ect(7) });
+        assert!(!rx.acks[0].ece);
+        // CWR and CE together: CWR first, so the echo starts again.
+        rx.pkt(DataInfo {
+            cwr: true,
+            ce: true,
+            ..ect(8)
+        });
+        assert!(rx.acks[0].ece);
+    }
+
+    #[test]
+    fn test_delack_held_packet_ce_counts_in_the_joint_ack() {
+        let mut rx = sink_at_3(&delack());
+        rx.pkt(DataInfo { ce: true, ..ect(4) });
+        assert!(rx.acks.is_empty());
+        rx.pkt(ect(5));
+        assert_eq!(rx.acked(), vec![Some(5)]);
+        assert!(rx.acks[0].ece);
+    }
+}
