@@ -13,14 +13,16 @@ use std::collections::VecDeque;
 
 use aqmlab_qdisc::rng;
 use aqmlab_qdisc::time::transmission_time;
-use aqmlab_qdisc::{AnyQdisc, Duration, Ecn, Effects, Packet, QueueDisc, Time, Verdict};
+use aqmlab_qdisc::{tcp_flags, AnyQdisc, Duration, Ecn, Effects, Packet, PacketKind, QueueDisc, Time, Verdict};
 use serde_json::{json, Map, Value};
 
 use crate::app::UdpSource;
 use crate::engine::{EventQueue, Timer};
-use crate::monitor::{num, ratio, FlowStats, QueueMonitor, RunningStats, Totals, Window};
+use crate::monitor::{jain_index, num, ratio, FlowStats, QueueMonitor, RunningStats, Totals, Window};
 use crate::qdiscs::describe;
-use crate::scenario::{DelaySpec, Report, Scenario};
+use crate::scenario::{DelaySpec, Report, Scenario, SourceSpec};
+use crate::tcp::conn::{Payload, TcpConn};
+use crate::tcp::{AckInfo, DataInfo, RtoConfig, Segment};
 
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -38,6 +40,21 @@ enum Event {
     QdiscTimer { link: u32, generation: u32 },
     /// Time to sample the traced queues.
     Sample,
+    /// The measurement window opens.
+    Warmup,
+    /// Flow `0`'s TCP application starts.
+    TcpStart(u32),
+    /// A TCP sender's retransmission timer.
+    TcpSenderTimer { flow: u32, generation: u32 },
+    /// A TCP sink's delayed-ACK timer.
+    TcpSinkTimer { flow: u32, generation: u32 },
+}
+
+/// A TCP flow's connection and the engine's timers for its two agents.
+struct TcpFlow {
+    conn: TcpConn,
+    sender_timer: Timer,
+    sink_timer: Timer,
 }
 
 struct Link {
@@ -67,6 +84,7 @@ struct Tracer {
     interval: Duration,
     next_at: Time,
     links: Vec<u32>,
+    flows: Vec<(u32, String)>,
     time_s: Vec<f64>,
     columns: Vec<(String, Vec<f64>)>,
 }
@@ -98,6 +116,11 @@ pub struct Sim<'s> {
     flows: Vec<FlowMeta>,
     /// The open-loop source of each flow (`None` for TCP flows).
     sources: Vec<Option<UdpSource>>,
+    /// The TCP connection of each flow (`None` for UDP flows).
+    tcp: Vec<Option<Box<TcpFlow>>>,
+    /// Scratch for what TCP agents send.
+    segments: Vec<Segment>,
+    acks: Vec<AckInfo>,
     stats: Vec<FlowStats>,
     next_id: u64,
     n_events: u64,
@@ -148,6 +171,9 @@ impl<'s> Sim<'s> {
             n_nodes: sc.net.nodes.len(),
             flows: Vec::new(),
             sources: Vec::new(),
+            tcp: Vec::new(),
+            segments: Vec::new(),
+            acks: Vec::new(),
             stats: Vec::new(),
             next_id: 0,
             n_events: 0,
@@ -156,6 +182,7 @@ impl<'s> Sim<'s> {
                 interval: t.interval,
                 next_at: Time::ZERO,
                 links: t.links.clone(),
+                flows: t.flows.clone(),
                 time_s: Vec::new(),
                 columns: Vec::new(),
             }),
@@ -176,13 +203,49 @@ impl<'s> Sim<'s> {
                 sim.stats.push(FlowStats::default());
                 let name = format!("traffic[{}].flow[{j}]", group.name);
                 let start = group.start.sample(&mut rng::stream(seed, &format!("{name}.start")));
+                sim.tcp.push(match &group.source {
+                    SourceSpec::Ftp {
+                        size_bytes,
+                        payload,
+                        tcp,
+                    } => {
+                        let mut cfg = *tcp;
+                        if cfg.rto == RtoConfig::Ted {
+                            cfg.rto = RtoConfig::Fixed(ted_rto(sc, g, src, dst));
+                        }
+                        let boot = match cfg.rto {
+                            RtoConfig::Ns2 { tick, .. } => Duration(
+                                (rng::uniform(&mut rng::stream(seed, &format!("{name}.boot"))) * tick.0 as f64) as u64
+                                    % tick.0,
+                            ),
+                            _ => Duration::ZERO,
+                        };
+                        let data = Payload::new(
+                            payload.clone(),
+                            rng::stream_seed(seed, &format!("{name}.payload")),
+                            *size_bytes,
+                        );
+                        let conn = TcpConn::new(&cfg, data, boot).expect("a validated TCP configuration");
+                        sim.events
+                            .schedule(Time::ZERO + Duration::from_secs_f64(start), Event::TcpStart(f));
+                        Some(Box::new(TcpFlow {
+                            conn,
+                            sender_timer: Timer::default(),
+                            sink_timer: Timer::default(),
+                        }))
+                    }
+                    _ => None,
+                });
                 let mut source = UdpSource::new(
                     &group.source,
                     stop,
                     rng::stream(seed, &format!("{name}.gap")),
                     rng::stream(seed, &format!("{name}.size")),
                 );
-                if let Some(t) = source.as_mut().and_then(|s| s.first(Time::ZERO + Duration::from_secs_f64(start))) {
+                if let Some(t) = source
+                    .as_mut()
+                    .and_then(|s| s.first(Time::ZERO + Duration::from_secs_f64(start)))
+                {
                     sim.events.schedule(t, Event::Source(f));
                 }
                 sim.sources.push(source);
@@ -190,6 +253,9 @@ impl<'s> Sim<'s> {
         }
         if sim.tracer.is_some() {
             sim.events.schedule(Time::ZERO, Event::Sample);
+        }
+        if window.start > Time::ZERO {
+            sim.events.schedule(window.start, Event::Warmup);
         }
         sim
     }
@@ -226,7 +292,144 @@ impl<'s> Sim<'s> {
                     }
                 }
                 Event::Sample => self.sample(),
+                Event::Warmup => {
+                    for t in self.tcp.iter_mut().flatten() {
+                        t.conn.stats.at_warmup = *t.conn.sender.stats();
+                    }
+                }
+                Event::TcpStart(f) => {
+                    let (now, mut segs) = (self.now, std::mem::take(&mut self.segments));
+                    self.tcp_mut(f).conn.start(now, &mut segs);
+                    self.segments = segs;
+                    self.tcp_send(f);
+                }
+                Event::TcpSenderTimer { flow, generation } => {
+                    let now = self.now;
+                    let mut segs = std::mem::take(&mut self.segments);
+                    let t = self.tcp_mut(flow);
+                    if t.sender_timer.fire(generation) {
+                        t.conn.sender.on_timer(now, &mut segs);
+                    }
+                    self.segments = segs;
+                    self.tcp_send(flow);
+                }
+                Event::TcpSinkTimer { flow, generation } => {
+                    let now = self.now;
+                    let mut acks = std::mem::take(&mut self.acks);
+                    let t = self.tcp_mut(flow);
+                    if t.sink_timer.fire(generation) {
+                        t.conn.sink.on_timer(now, &mut acks);
+                    }
+                    self.acks = acks;
+                    self.tcp_ack(flow);
+                }
             }
+        }
+    }
+
+    fn tcp_mut(&mut self, f: u32) -> &mut TcpFlow {
+        self.tcp[f as usize].as_mut().expect("a TCP flow")
+    }
+
+    /// A packet of flow `f` from `from` to `to`, stamped now.
+    fn packet(&mut self, f: u32, kind: PacketKind, size_bytes: u32, from: u32, to: u32) -> Packet {
+        let m = self.flows[f as usize];
+        self.next_id += 1;
+        Packet {
+            id: self.next_id - 1,
+            flow: f,
+            group: m.group,
+            class: m.class,
+            kind,
+            size_bytes,
+            src: from,
+            dst: to,
+            sent_at: self.now,
+            enqueued_at: self.now,
+            ted_deadline: m.ted_deadline,
+            ted_budget: m.ted_deadline,
+            ..Packet::default()
+        }
+    }
+
+    /// Sends what flow `f`'s TCP sender put in `self.segments`.
+    fn tcp_send(&mut self, f: u32) {
+        let m = self.flows[f as usize];
+        let segs = std::mem::take(&mut self.segments);
+        for seg in &segs {
+            let size = self.tcp_mut(f).conn.wire_bytes(seg);
+            let kind = if seg.syn {
+                PacketKind::TcpSyn
+            } else {
+                PacketKind::TcpData
+            };
+            let mut pkt = self.packet(f, kind, size, m.src, m.dst);
+            pkt.seq = seg.seq;
+            pkt.ecn = if seg.ect { Ecn::Ect } else { Ecn::NotEct };
+            pkt.tcp_flags = if seg.cwr { tcp_flags::CWR } else { 0 };
+            if self.window.contains(self.now) {
+                let s = &mut self.stats[f as usize];
+                s.sent_pkts += 1;
+                s.sent_bytes += size as u64;
+            }
+            self.forward(m.src, pkt);
+        }
+        self.segments = segs;
+        self.segments.clear();
+        self.sync_tcp_timers(f);
+    }
+
+    /// Sends what flow `f`'s TCP sink put in `self.acks`, back to the sender.
+    fn tcp_ack(&mut self, f: u32) {
+        let m = self.flows[f as usize];
+        let acks = std::mem::take(&mut self.acks);
+        for a in &acks {
+            let size = self.tcp_mut(f).conn.ack_bytes(a);
+            let mut pkt = self.packet(f, PacketKind::TcpAck, size, m.dst, m.src);
+            pkt.ack = a.ack.unwrap_or(u32::MAX);
+            pkt.tcp_flags = if a.ece { tcp_flags::ECE } else { 0 };
+            pkt.n_sack = a.n_sack;
+            pkt.sack = a.sack;
+            self.forward(m.dst, pkt);
+        }
+        self.acks = acks;
+        self.acks.clear();
+        self.sync_tcp_timers(f);
+    }
+
+    /// Keeps the event queue in step with flow `f`'s two TCP timers.
+    fn sync_tcp_timers(&mut self, f: u32) {
+        let now = self.now;
+        let t = self.tcp[f as usize].as_mut().expect("a TCP flow");
+        let mut schedule = Vec::new();
+        let wanted = t.conn.sender.timer_deadline();
+        if wanted != t.sender_timer.armed_at() {
+            match wanted {
+                Some(at) => schedule.push((
+                    at,
+                    Event::TcpSenderTimer {
+                        flow: f,
+                        generation: t.sender_timer.arm(at),
+                    },
+                )),
+                None => t.sender_timer.cancel(),
+            }
+        }
+        let wanted = t.conn.sink.timer_deadline();
+        if wanted != t.sink_timer.armed_at() {
+            match wanted {
+                Some(at) => schedule.push((
+                    at,
+                    Event::TcpSinkTimer {
+                        flow: f,
+                        generation: t.sink_timer.arm(at),
+                    },
+                )),
+                None => t.sink_timer.cancel(),
+            }
+        }
+        for (at, ev) in schedule {
+            self.events.schedule(at.max(now), ev);
         }
     }
 
@@ -236,7 +439,9 @@ impl<'s> Sim<'s> {
     }
 
     fn source_fire(&mut self, f: u32) {
-        let source = self.sources[f as usize].as_mut().expect("only UDP flows have Source events");
+        let source = self.sources[f as usize]
+            .as_mut()
+            .expect("only UDP flows have Source events");
         let (n, next) = source.fire(self.now);
         for _ in 0..n {
             let size = self.sources[f as usize].as_mut().expect("a UDP flow").packet_size();
@@ -326,7 +531,7 @@ impl<'s> Sim<'s> {
     /// like with like.
     #[inline]
     fn flow_drop(&mut self, pkt: &Packet) {
-        if self.window.contains(pkt.sent_at) {
+        if pkt.kind != PacketKind::TcpAck && self.window.contains(pkt.sent_at) {
             self.stats[pkt.flow as usize].drops += 1;
         }
     }
@@ -375,11 +580,56 @@ impl<'s> Sim<'s> {
     }
 
     fn deliver(&mut self, pkt: Packet) {
-        if self.window.contains(self.now) {
-            let s = &mut self.stats[pkt.flow as usize];
-            s.delivered_pkts += 1;
-            s.delivered_bytes += pkt.size_bytes as u64;
-            s.delay.push((self.now - pkt.sent_at).as_secs_f64());
+        let now = self.now;
+        let inside = self.window.contains(now);
+        let f = pkt.flow;
+        match pkt.kind {
+            PacketKind::Udp => {
+                if inside {
+                    let s = &mut self.stats[f as usize];
+                    s.delivered_pkts += 1;
+                    s.delivered_bytes += pkt.size_bytes as u64;
+                    s.delay.push((now - pkt.sent_at).as_secs_f64());
+                }
+            }
+            PacketKind::TcpData | PacketKind::TcpSyn => {
+                let info = DataInfo {
+                    seq: pkt.seq,
+                    syn: pkt.kind == PacketKind::TcpSyn,
+                    ect: pkt.ecn != Ecn::NotEct,
+                    ce: pkt.ecn == Ecn::Ce,
+                    cwr: pkt.tcp_flags & tcp_flags::CWR != 0,
+                };
+                let mut acks = std::mem::take(&mut self.acks);
+                let (pkts, bytes) = self.tcp_mut(f).conn.on_data(&info, now, &mut acks);
+                self.acks = acks;
+                if inside {
+                    // Goodput: payload delivered in order to the application.
+                    let s = &mut self.stats[f as usize];
+                    s.delivered_pkts += pkts;
+                    s.delivered_bytes += bytes;
+                    s.delay.push((now - pkt.sent_at).as_secs_f64());
+                }
+                self.tcp_ack(f);
+            }
+            PacketKind::TcpAck => {
+                let info = AckInfo {
+                    ack: (pkt.ack != u32::MAX).then_some(pkt.ack),
+                    ece: pkt.tcp_flags & tcp_flags::ECE != 0,
+                    sack: pkt.sack,
+                    n_sack: pkt.n_sack,
+                };
+                let mut segs = std::mem::take(&mut self.segments);
+                let t = self.tcp_mut(f);
+                t.conn.sender.on_ack(&info, now, &mut segs);
+                if inside && t.conn.sender.srtt() > Duration::ZERO {
+                    let (srtt, rto) = (t.conn.sender.srtt().as_secs_f64(), t.conn.sender.rto().as_secs_f64());
+                    t.conn.stats.srtt.push(srtt);
+                    t.conn.stats.rto.push(rto);
+                }
+                self.segments = segs;
+                self.tcp_send(f);
+            }
         }
     }
 
@@ -423,6 +673,26 @@ impl<'s> Sim<'s> {
             push("arrivals", link.mon.totals.arrivals as f64);
             push("drops", link.mon.totals.drops as f64);
             link.qdisc.traced(&mut |k, v| push(k, v));
+        }
+        for (f, name) in &tr.flows {
+            let sender = &self.tcp[*f as usize]
+                .as_ref()
+                .expect("traced flows are TCP flows")
+                .conn
+                .sender;
+            let values = [
+                ("cwnd", sender.cwnd()),
+                ("ssthresh", sender.ssthresh() as f64),
+                ("srtt_s", sender.srtt().as_secs_f64()),
+                ("rto_s", sender.rto().as_secs_f64()),
+            ];
+            for (key, v) in values {
+                if tr.columns.len() <= i {
+                    tr.columns.push((format!("{name}.{key}"), Vec::new()));
+                }
+                tr.columns[i].1.push(v);
+                i += 1;
+            }
         }
         tr.next_at = self.now + tr.interval;
         if tr.next_at <= self.window.end {
@@ -486,11 +756,15 @@ impl<'s> Sim<'s> {
 
         let mut flows = Vec::new();
         let mut traffic = Map::new();
+        let mut tcp_goodputs = Vec::new();
         let mut f = 0usize;
         for group in &sc.groups {
             let (mut sent_pkts, mut sent_bytes, mut deliv_pkts, mut deliv_bytes, mut drops) =
                 (0u64, 0u64, 0u64, 0u64, 0u64);
             let mut delay = RunningStats::default();
+            let mut tcp_totals = [0u64; 4];
+            let mut transfers = RunningStats::default();
+            let mut transfer_times = Vec::new();
             for j in 0..group.count {
                 let m = self.flows[f];
                 let s = &self.stats[f];
@@ -498,7 +772,7 @@ impl<'s> Sim<'s> {
                     (Some(a), Some(b)) => (a + b).as_secs_f64(),
                     _ => f64::NAN,
                 };
-                flows.push(json!({
+                let mut row = json!({
                     "group": group.name, "id": j,
                     "src": sc.net.nodes[m.src as usize].name, "dst": sc.net.nodes[m.dst as usize].name,
                     "rtt_prop_s": num(rtt),
@@ -508,7 +782,40 @@ impl<'s> Sim<'s> {
                     "loss_rate": num(ratio(s.drops as f64, s.sent_pkts as f64)),
                     "delay_mean_s": num(s.delay.mean()), "delay_std_s": num(s.delay.std()),
                     "delay_min_s": num(s.delay.min()), "delay_max_s": num(s.delay.max()),
-                }));
+                });
+                if let Some(t) = &self.tcp[f] {
+                    let c = &t.conn;
+                    let (now, then) = (c.sender.stats(), &c.stats.at_warmup);
+                    let counts = [
+                        now.retransmits - then.retransmits,
+                        now.timeouts - then.timeouts,
+                        now.fast_retransmits - then.fast_retransmits,
+                        now.ecn_reductions - then.ecn_reductions,
+                    ];
+                    for (total, c) in tcp_totals.iter_mut().zip(counts) {
+                        *total += c;
+                    }
+                    let completion = c.done_at.map(|d| (d - c.started_at).as_secs_f64());
+                    if let (Some(t), Some(done)) = (completion, c.done_at) {
+                        if self.window.contains(done) {
+                            transfers.push(t);
+                            transfer_times.push(t);
+                        }
+                    }
+                    let extra = json!({
+                        "retransmits": counts[0], "timeouts": counts[1], "fast_retransmits": counts[2],
+                        "ecn_reductions": counts[3],
+                        "delivered_bytes": s.delivered_bytes, "transfer_bytes": c.stats.delivered_total,
+                        "completion_s": completion.map_or(Value::Null, num),
+                        "rtt_mean_s": num(c.stats.srtt.mean()), "rto_mean_s": num(c.stats.rto.mean()),
+                        "cwnd": c.sender.cwnd(), "ssthresh": c.sender.ssthresh(),
+                    });
+                    row.as_object_mut()
+                        .expect("a row is an object")
+                        .extend(extra.as_object().expect("an object").clone());
+                    tcp_goodputs.push(s.delivered_bytes as f64 * 8.0 / w);
+                }
+                flows.push(row);
                 sent_pkts += s.sent_pkts;
                 sent_bytes += s.sent_bytes;
                 deliv_pkts += s.delivered_pkts;
@@ -517,17 +824,27 @@ impl<'s> Sim<'s> {
                 delay.merge(&s.delay);
                 f += 1;
             }
-            traffic.insert(
-                group.name.clone(),
-                json!({
-                    "kind": group.source.kind(), "class": sc.classes[group.class as usize], "flows": group.count,
-                    "sent": sent_pkts, "delivered": deliv_pkts, "drops": drops,
-                    "goodput_bps": deliv_bytes as f64 * 8.0 / w,
-                    "throughput_bps": sent_bytes as f64 * 8.0 / w,
-                    "loss_rate": num(ratio(drops as f64, sent_pkts as f64)),
-                    "delay_mean_s": num(delay.mean()), "delay_std_s": num(delay.std()),
-                }),
-            );
+            let mut g = json!({
+                "kind": group.source.kind(), "class": sc.classes[group.class as usize], "flows": group.count,
+                "sent": sent_pkts, "delivered": deliv_pkts, "drops": drops,
+                "goodput_bps": deliv_bytes as f64 * 8.0 / w,
+                "throughput_bps": sent_bytes as f64 * 8.0 / w,
+                "loss_rate": num(ratio(drops as f64, sent_pkts as f64)),
+                "delay_mean_s": num(delay.mean()), "delay_std_s": num(delay.std()),
+            });
+            if group.source.is_tcp() {
+                transfer_times.sort_by(f64::total_cmp);
+                let p95 = transfer_times.get(((transfer_times.len() as f64 * 0.95).ceil() as usize).saturating_sub(1));
+                g["retransmits"] = json!(tcp_totals[0]);
+                g["timeouts"] = json!(tcp_totals[1]);
+                g["fast_retransmits"] = json!(tcp_totals[2]);
+                g["ecn_reductions"] = json!(tcp_totals[3]);
+                g["transfers"] = json!({
+                    "count": transfers.n, "mean_s": num(transfers.mean()), "std_s": num(transfers.std()),
+                    "p95_s": p95.map_or(Value::Null, |x| num(*x)),
+                });
+            }
+            traffic.insert(group.name.clone(), g);
         }
 
         let summary = json!({
@@ -542,6 +859,10 @@ impl<'s> Sim<'s> {
             "traffic": traffic,
             "flows": flows,
         });
+        let mut summary = summary;
+        if !tcp_goodputs.is_empty() {
+            summary["fairness"] = json!({ "jain": num(jain_index(&tcp_goodputs)), "flows": tcp_goodputs.len() });
+        }
         let series = match self.tracer.take() {
             Some(tr) => {
                 let mut cols = vec![("time_s".to_string(), tr.time_s)];
@@ -557,4 +878,40 @@ impl<'s> Sim<'s> {
 /// Runs `sc` with `seed`.
 pub fn run(sc: &Scenario, seed: u64) -> RunOutput {
     Sim::new(sc, seed).run()
+}
+
+/// The TED paper's "TDTO" for a flow from `src` to `dst` of group `g`: the
+/// largest round-trip time the TED deadlines on its path allow, i.e. the
+/// propagation and transmission delays both ways (a data packet of the
+/// largest payload one way, an ACK back) plus the TED deadline applying to
+/// the flow at each TED queue on the way there and back.
+fn ted_rto(sc: &Scenario, g: usize, src: u32, dst: u32) -> Duration {
+    use crate::qdiscs::QdiscSpec;
+    let group = &sc.groups[g];
+    let SourceSpec::Ftp { payload, tcp, .. } = &group.source else {
+        unreachable!("only TCP groups have an RTO")
+    };
+    let largest = match payload {
+        crate::dist::Dist::Constant(b) | crate::dist::Dist::Uniform { max: b, .. } => *b,
+        other => other.mean().unwrap_or(1460.0),
+    } as u32;
+    let class = &sc.classes[group.class as usize];
+    let mut total = Duration::ZERO;
+    for (from, to, size) in [(src, dst, largest + tcp.header_bytes), (dst, src, tcp.header_bytes)] {
+        for l in sc.net.path(from, to) {
+            let link = &sc.net.links[l as usize];
+            total = total + aqmlab_qdisc::time::transmission_time(size, link.rate_bps);
+            if let DelaySpec::Fixed(d) = link.delay {
+                total = total + d;
+            }
+            if let QdiscSpec::Ted(t) = &link.qdisc {
+                let d = group
+                    .ted_deadline
+                    .or_else(|| t.deadlines.iter().find(|(c, _)| c == class).map(|(_, d)| *d))
+                    .or(t.default_deadline);
+                total = total + d.unwrap_or(Duration::ZERO);
+            }
+        }
+    }
+    total
 }

@@ -15,7 +15,7 @@ use crate::config::{
 };
 use crate::dist::{Dist, Quantity};
 pub use crate::qdiscs::QdiscSpec;
-use crate::tcp::TcpConfig;
+use crate::tcp::{RtoConfig, TcpConfig};
 
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -35,6 +35,9 @@ pub struct TraceSpec {
     pub interval: Duration,
     /// Indices of the links whose queues are sampled.
     pub links: Vec<u32>,
+    /// TCP flows whose cwnd, ssthresh, srtt and RTO are sampled, as
+    /// (global flow index, name `group[j]`).
+    pub flows: Vec<(u32, String)>,
 }
 
 #[derive(Clone, Debug)]
@@ -358,7 +361,7 @@ fn read_scenario(cx: &mut Cx, v: &Value) -> Option<Scenario> {
     // Traffic is read even when the topology is broken, so that its problems
     // are reported too; with no network there is nothing more to check.
     let net = net?;
-    let trace = trace_v.and_then(|tv| read_trace(cx, tv, &net));
+    let trace = trace_v.and_then(|tv| read_trace(cx, tv, &net, &groups));
     Some(Scenario {
         name,
         duration,
@@ -371,7 +374,7 @@ fn read_scenario(cx: &mut Cx, v: &Value) -> Option<Scenario> {
     })
 }
 
-fn read_trace(cx: &mut Cx, v: &Value, net: &NetSpec) -> Option<TraceSpec> {
+fn read_trace(cx: &mut Cx, v: &Value, net: &NetSpec, groups: &[GroupSpec]) -> Option<TraceSpec> {
     let mut t = Table::new(cx, v, "trace")?;
     let interval = t.req(cx, "interval", "the sampling interval, e.g. \"100ms\"", parse_duration);
     let queues = t.opt(cx, "queues", |v| {
@@ -380,7 +383,40 @@ fn read_trace(cx: &mut Cx, v: &Value, net: &NetSpec) -> Option<TraceSpec> {
             .ok_or_else(|| format!("expected a list of queue names, got {}", config::show(v)))?;
         names.iter().map(parse_str).collect::<Result<Vec<_>, _>>()
     });
+    let flow_names = t.opt(cx, "flows", |v| {
+        let names = v.as_array().ok_or_else(|| {
+            format!(
+                "expected a list of TCP flows such as [\"ftp[0]\"], got {}",
+                config::show(v)
+            )
+        })?;
+        names.iter().map(parse_str).collect::<Result<Vec<_>, _>>()
+    });
     t.finish(cx);
+    let mut flows = Vec::new();
+    for (i, name) in flow_names.unwrap_or_default().into_iter().enumerate() {
+        let found = name
+            .strip_suffix(']')
+            .and_then(|n| n.split_once('['))
+            .and_then(|(g, j)| {
+                let j: u32 = j.parse().ok()?;
+                let mut first = 0;
+                for group in groups {
+                    if group.name == g {
+                        return (j < group.count && group.source.is_tcp()).then_some(first + j);
+                    }
+                    first += group.count;
+                }
+                None
+            });
+        match found {
+            Some(f) => flows.push((f, name)),
+            None => cx.err(
+                &format!("trace.flows[{i}]"),
+                format!("\"{name}\" is not a TCP flow; write \"<group>[<j>]\" with j below the group's count"),
+            ),
+        }
+    }
     let interval = interval?;
     if interval == Duration::ZERO {
         cx.err("trace.interval", "must be longer than 0s");
@@ -407,7 +443,7 @@ fn read_trace(cx: &mut Cx, v: &Value, net: &NetSpec) -> Option<TraceSpec> {
             links
         }
     };
-    Some(TraceSpec { interval, links })
+    Some(TraceSpec { interval, links, flows })
 }
 
 // ---------------------------------------------------------------------------
@@ -793,32 +829,31 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
         Report::Always,
     );
     // Each host's access link: the same rate, delay and queue both ways.
-    let access =
-        |b: &mut NetBuilder, host: String, router: u32, rate_bps: f64, delay: &DelaySpec, inbound: bool| {
-            let h = b.node(host.clone());
-            let rname = b.net.nodes[router as usize].name.clone();
-            let info = LinkInfo {
-                rate_bps: rate_bps as u64,
-                mtu_bytes: DEFAULT_MTU_BYTES,
-            };
-            let (up, down) = (
-                (format!("{host}->{rname}"), h, router),
-                (format!("{rname}->{host}"), router, h),
-            );
-            let (first, second) = if inbound { (down, up) } else { (up, down) };
-            for (name, from, to) in [first, second] {
-                b.link(
-                    name,
-                    from,
-                    to,
-                    info,
-                    delay.clone(),
-                    access_qdisc.clone(),
-                    Report::IfDropped,
-                );
-            }
-            h
+    let access = |b: &mut NetBuilder, host: String, router: u32, rate_bps: f64, delay: &DelaySpec, inbound: bool| {
+        let h = b.node(host.clone());
+        let rname = b.net.nodes[router as usize].name.clone();
+        let info = LinkInfo {
+            rate_bps: rate_bps as u64,
+            mtu_bytes: DEFAULT_MTU_BYTES,
         };
+        let (up, down) = (
+            (format!("{host}->{rname}"), h, router),
+            (format!("{rname}->{host}"), router, h),
+        );
+        let (first, second) = if inbound { (down, up) } else { (up, down) };
+        for (name, from, to) in [first, second] {
+            b.link(
+                name,
+                from,
+                to,
+                info,
+                delay.clone(),
+                access_qdisc.clone(),
+                Report::IfDropped,
+            );
+        }
+        h
+    };
     for (i, s) in senders.iter().enumerate() {
         let h = access(&mut b, format!("s{i}"), r1, s.rate_bps, &s.delay, false);
         b.net.default_src.push(h);
@@ -1101,7 +1136,9 @@ fn read_group(
     let ted_deadline = t.opt(cx, "ted_deadline", parse_duration);
     // Bulk TCP is `bulk` unless it says otherwise; open-loop UDP `realtime`.
     let default_class = if kind == Some("ftp") { "bulk" } else { "realtime" };
-    let class = t.opt(cx, "class", |v| parse_choice(v, CLASSES)).unwrap_or(default_class);
+    let class = t
+        .opt(cx, "class", |v| parse_choice(v, CLASSES))
+        .unwrap_or(default_class);
     // The source is read apart so that the table is finished (unknown keys
     // reported) whatever goes wrong in it.
     let source = kind.and_then(|kind| read_source(cx, &mut t, kind));
@@ -1135,7 +1172,30 @@ fn read_group(
             cx.err(path, format!("flow {j} would send from \"{sn}\" to itself"));
         } else if net.path_exists(s, d).is_none() {
             cx.err(path, format!("no route from \"{sn}\" to \"{dn}\""));
+        } else if group.source.is_tcp() && net.path_exists(d, s).is_none() {
+            cx.err(
+                path,
+                format!("no route back from \"{dn}\" to \"{sn}\" for the TCP acknowledgements"),
+            );
+        } else if matches!(&group.source, SourceSpec::Ftp { tcp, .. } if tcp.rto == RtoConfig::Ted) {
+            let ted = |from, to| {
+                net.path(from, to)
+                    .iter()
+                    .any(|&l| matches!(net.links[l as usize].qdisc, QdiscSpec::Ted(_)))
+            };
+            if !ted(s, d) && !ted(d, s) {
+                cx.err(
+                    &join(path, "tcp.rto"),
+                    format!("\"ted\" needs a TED queue on the path from \"{sn}\" to \"{dn}\" or back; there is none"),
+                );
+            }
         }
+    }
+    if group.source.is_tcp() && group.stop.is_some() {
+        cx.err(
+            &join(path, "stop"),
+            "TCP groups run to the end of the run; give a finite transfer with `size` instead",
+        );
     }
     Some(group)
 }
@@ -1174,7 +1234,10 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
             let size = t.opt(cx, "size", |v| {
                 let b = config::parse_bytes_f64(v)?;
                 if b < 1.0 || b.fract() != 0.0 {
-                    return Err(format!("{} must be a whole number of bytes, at least 1B", config::show(v)));
+                    return Err(format!(
+                        "{} must be a whole number of bytes, at least 1B",
+                        config::show(v)
+                    ));
                 }
                 Ok(b as u64)
             });
@@ -1182,11 +1245,17 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
                 None => Some(Dist::Constant(DEFAULT_TCP_PAYLOAD_BYTES)),
                 Some(pv) => match Dist::parse(cx, pv, &t.key_path("packet_size"), Quantity::Bytes) {
                     Some(Dist::Constant(b)) if b < 1.0 || b.fract() != 0.0 => {
-                        cx.err(&t.key_path("packet_size"), format!("{} must be a whole number of bytes, at least 1B", config::show(pv)));
+                        cx.err(
+                            &t.key_path("packet_size"),
+                            format!("{} must be a whole number of bytes, at least 1B", config::show(pv)),
+                        );
                         None
                     }
                     Some(d) if d.mean().is_none() => {
-                        cx.err(&t.key_path("packet_size"), "the payload size distribution must have a finite mean");
+                        cx.err(
+                            &t.key_path("packet_size"),
+                            "the payload size distribution must have a finite mean",
+                        );
                         None
                     }
                     other => other,
@@ -1196,7 +1265,11 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
                 Some(tv) => TcpConfig::parse(cx, tv, &t.key_path("tcp")),
                 None => Some(TcpConfig::default()),
             };
-            return Some(SourceSpec::Ftp { size_bytes: size, payload: payload?, tcp: tcp? });
+            return Some(SourceSpec::Ftp {
+                size_bytes: size,
+                payload: payload?,
+                tcp: tcp?,
+            });
         }
         "cbr" => {
             let rate = t.req(cx, "rate", "the sending rate, e.g. \"1Mbps\"", parse_rate);

@@ -121,6 +121,10 @@ fn busy_scenario() -> String {
         "rate": "8Mbps", "size": { "dist": "uniform", "min": "40B", "max": "1500B" }, "count": 3,
     }));
     v["traffic"].as_array_mut().unwrap().push(json!({
+        "name": "tcp", "kind": "ftp", "count": 3, "tcp": { "variant": "sack", "delayed_ack": true },
+        "packet_size": { "dist": "uniform", "min": "500B", "max": "1500B" },
+    }));
+    v["traffic"].as_array_mut().unwrap().push(json!({
         "name": "onoff", "kind": "onoff", "rate": "2Mbps", "size": "500B", "count": 2,
         "on": { "dist": "pareto", "shape": 1.5, "mean": "500ms" }, "off": { "dist": "exponential", "mean": "500ms" },
     }));

@@ -24,11 +24,15 @@ fn traffic(i: usize) -> impl Strategy<Value = Value> {
         (40u32..1500).prop_map(|b| json!(format!("{b}B"))),
         (100u32..1500).prop_map(|m| json!({ "dist": "exponential", "mean": format!("{m}B") })),
     ];
-    (0usize..4, 1u32..4, 1u32..20, size).prop_map(move |(kind, count, mbps, size)| {
+    (0usize..5, 1u32..4, 1u32..20, size).prop_map(move |(kind, count, mbps, size)| {
         let rate = format!("{mbps}Mbps");
         match kind {
             0 => json!({ "name": name, "kind": "cbr", "count": count, "rate": rate, "size": "500B", "jitter": true }),
             1 => json!({ "name": name, "kind": "poisson", "count": count, "rate": rate, "size": size }),
+            3 => {
+                let variant = ["reno", "newreno", "sack"][mbps as usize % 3];
+                json!({ "name": name, "kind": "ftp", "count": count, "tcp": { "variant": variant, "delayed_ack": mbps % 2 == 0 } })
+            }
             2 => json!({ "name": name, "kind": "batch-poisson", "count": count, "rate": rate, "size": size, "batch": { "dist": "uniform", "min": 1, "max": 6 } }),
             _ => json!({ "name": name, "kind": "onoff", "count": count, "rate": rate, "size": "300B",
                          "on": { "dist": "pareto", "shape": 1.5, "mean": "100ms" }, "off": { "dist": "exponential", "mean": "100ms" } }),

@@ -25,21 +25,45 @@ fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
-/// Padhye, Firoiu, Towsley, Kurose (SIGCOMM 1998), the full model, in
-/// packets per second: min(W_max/RTT, 1 / (RTT sqrt(2bp/3) + T0 min(1, 3
-/// sqrt(3bp/8)) p (1 + 32 p^2))).
+/// Padhye, Firoiu, Towsley, Kurose (SIGCOMM 1998), the full model with
+/// timeouts and a window limit, in packets per second (the paper's
+/// equation for B(p) with E[W], Q(w) and f(p)).
 fn padhye(p: f64, rtt: f64, t0: f64, b: f64, w_max: f64) -> f64 {
-    let denom = rtt * (2.0 * b * p / 3.0).sqrt() + t0 * (3.0 * (3.0 * b * p / 8.0).sqrt()).min(1.0) * p * (1.0 + 32.0 * p * p);
-    (w_max / rtt).min(1.0 / denom)
+    let q = |w: f64| {
+        let num = (1.0 - (1.0 - p).powi(3)) * (1.0 + (1.0 - p).powi(3) * (1.0 - (1.0 - p).powf(w - 3.0)));
+        (num / (1.0 - (1.0 - p).powf(w))).min(1.0)
+    };
+    let f = 1.0 + p + 2.0 * p.powi(2) + 4.0 * p.powi(3) + 8.0 * p.powi(4) + 16.0 * p.powi(5) + 32.0 * p.powi(6);
+    let c = (2.0 + b) / (3.0 * b);
+    let ew = c + (8.0 * (1.0 - p) / (3.0 * b * p) + c * c).sqrt();
+    if ew < w_max {
+        ((1.0 - p) / p + ew + q(ew) / (1.0 - p)) / (rtt * (b / 2.0 * ew + 1.0) + q(ew) * t0 * f / (1.0 - p))
+    } else {
+        let w = w_max;
+        ((1.0 - p) / p + w + q(w) / (1.0 - p))
+            / (rtt * (b / 8.0 * w + (1.0 - p) / (p * w) + 2.0) + q(w) * t0 * f / (1.0 - p))
+    }
 }
 
 #[test]
 fn test_padhye_matches_reference_vector() {
-    // tcp-traffic-models.md section 6 vector 2: RTT 0.1 s, p 0.01, b 1,
-    // T0 1 s: 98.829 pkt/s; b 2: 69.524; T0 0.4 s, b 1: 110.960.
-    assert!((padhye(0.01, 0.1, 1.0, 1.0, f64::INFINITY) - 98.829).abs() < 1e-3);
-    assert!((padhye(0.01, 0.1, 1.0, 2.0, f64::INFINITY) - 69.524).abs() < 1e-3);
-    assert!((padhye(0.01, 0.1, 0.4, 1.0, f64::INFINITY) - 110.960).abs() < 1e-3);
+    // tcp-traffic-models.md section 6 vector 2 (full model): RTT 0.1 s,
+    // p 0.01, T0 1 s: b 1 98.829 pkt/s, b 2 69.524; T0 0.4 s, b 1 110.960;
+    // W_max 10, T0 1: b 1 66.149; p 0.001, T0 1, b 1: 376.602.
+    let cases = [
+        (0.01, 1.0, 1.0, f64::INFINITY, 98.829),
+        (0.01, 1.0, 2.0, f64::INFINITY, 69.524),
+        (0.01, 0.4, 1.0, f64::INFINITY, 110.960),
+        (0.01, 1.0, 1.0, 10.0, 66.149),
+        (0.001, 1.0, 1.0, f64::INFINITY, 376.602),
+    ];
+    for (p, t0, b, w_max, expected) in cases {
+        let got = padhye(p, 0.1, t0, b, w_max);
+        assert!(
+            (got - expected).abs() < 0.01,
+            "p {p} T0 {t0} b {b} W {w_max}: {got} vs {expected}"
+        );
+    }
 }
 
 #[test]
@@ -49,7 +73,14 @@ fn test_one_flow_fills_a_bdp_buffer() {
     // 1500 B. With a buffer of one BDP a Reno-style sawtooth never drains
     // the queue, so utilisation stays near 1; >= 95% is the bound.
     let ftp = json!({ "name": "ftp", "kind": "ftp", "start": "0s", "tcp": { "variant": "newreno" } });
-    let v = dumbbell("1ms", "48.9ms", json!({ "kind": "droptail", "limit": "83pkt" }), vec![ftp], "120s", "20s");
+    let v = dumbbell(
+        "1ms",
+        "48.9ms",
+        json!({ "kind": "droptail", "limit": "83pkt" }),
+        vec![ftp],
+        "120s",
+        "20s",
+    );
     let s = run(&scenario(&v), 1).summary;
     let u = f(&s["queues"]["bottleneck"]["utilization"]);
     eprintln!("utilization {u}");
@@ -63,7 +94,14 @@ fn test_ten_equal_flows_share_fairly() {
     // Ten flows with equal RTTs through drop-tail: Jain's index over 200 s
     // must be at least 0.95 (the bound).
     let ftp = json!({ "name": "ftp", "kind": "ftp", "count": 10, "tcp": { "variant": "newreno" } });
-    let v = dumbbell("5ms", "40ms", json!({ "kind": "droptail", "limit": "100pkt" }), vec![ftp], "220s", "20s");
+    let v = dumbbell(
+        "5ms",
+        "40ms",
+        json!({ "kind": "droptail", "limit": "100pkt" }),
+        vec![ftp],
+        "220s",
+        "20s",
+    );
     let s = run(&scenario(&v), 1).summary;
     let jain = f(&s["fairness"]["jain"]);
     eprintln!("jain {jain}");
@@ -80,7 +118,14 @@ fn test_bernoulli_loss_throughput_follows_padhye() {
         for p in [0.001, 0.01, 0.05] {
             let ftp = json!({ "name": "ftp", "kind": "ftp", "start": "0s", "packet_size": "1000B",
                               "tcp": { "variant": "newreno", "delayed_ack": delayed_ack } });
-            let mut v = dumbbell("10ms", "40ms", json!({ "kind": "bernoulli", "limit": "inf", "p": p }), vec![ftp], "1000s", "50s");
+            let mut v = dumbbell(
+                "10ms",
+                "40ms",
+                json!({ "kind": "bernoulli", "limit": "inf", "p": p }),
+                vec![ftp],
+                "1000s",
+                "50s",
+            );
             v["topology"]["bottleneck"]["rate"] = json!("100Mbps");
             let s = run(&scenario(&v), 1).summary;
             let flow = &s["flows"][0];
@@ -89,7 +134,10 @@ fn test_bernoulli_loss_throughput_follows_padhye() {
             let b = if delayed_ack { 2.0 } else { 1.0 };
             let model = padhye(p, rtt, rto, b, f64::INFINITY);
             eprintln!("p {p} b {b}: sim {pkts_per_s:.2} pkt/s, model {model:.2} (rtt {rtt:.4} s, rto {rto:.3} s)");
-            assert!(rel(pkts_per_s, model) < 0.2, "p {p} b {b}: sim {pkts_per_s} model {model}");
+            assert!(
+                rel(pkts_per_s, model) < 0.2,
+                "p {p} b {b}: sim {pkts_per_s} model {model}"
+            );
         }
     }
 }
@@ -100,7 +148,14 @@ fn test_finite_transfer_counts_exactly_its_bytes() {
     // application receives exactly 1e6 bytes, in packets of 1460 B and one
     // last partial packet.
     let ftp = json!({ "name": "file", "kind": "ftp", "size": "1MB", "start": "0s" });
-    let v = dumbbell("1ms", "20ms", json!({ "kind": "bernoulli", "limit": "inf", "p": 0.02 }), vec![ftp], "60s", "0s");
+    let v = dumbbell(
+        "1ms",
+        "20ms",
+        json!({ "kind": "bernoulli", "limit": "inf", "p": 0.02 }),
+        vec![ftp],
+        "60s",
+        "0s",
+    );
     let s = run(&scenario(&v), 1).summary;
     let flow = &s["flows"][0];
     assert_eq!(flow["delivered_bytes"], 1_000_000);
@@ -129,7 +184,8 @@ fn a1(n: u32, qdisc: Value) -> Value {
 
 #[test]
 fn test_a1_dumbbell_fills_the_link_and_udp_sees_some_loss() {
-    let red = json!({ "kind": "red", "limit": "300pkt", "min_th": "45pkt", "max_th": "195pkt", "max_p": 0.1, "w_q": 0.002 });
+    let red =
+        json!({ "kind": "red", "limit": "300pkt", "min_th": "45pkt", "max_th": "195pkt", "max_p": 0.1, "w_q": 0.002 });
     let droptail = json!({ "kind": "droptail", "limit": "300pkt" });
     for n in [16, 64, 256] {
         for q in [&droptail, &red] {
@@ -138,7 +194,37 @@ fn test_a1_dumbbell_fills_the_link_and_udp_sees_some_loss() {
             let udp_loss = f(&s["traffic"]["cbr"]["loss_rate"]);
             eprintln!("N {n} {}: utilization {u:.4}, UDP loss {udp_loss:.4}", q["kind"]);
             assert!(u >= 0.95, "N {n} {}: utilization {u}", q["kind"]);
-            assert!(udp_loss > 0.0 && udp_loss < 0.2, "N {n} {}: UDP loss {udp_loss}", q["kind"]);
+            assert!(
+                udp_loss > 0.0 && udp_loss < 0.2,
+                "N {n} {}: UDP loss {udp_loss}",
+                q["kind"]
+            );
         }
     }
+}
+
+#[test]
+fn test_ecn_flows_are_marked_not_dropped_and_traced() {
+    // Eight ECN-capable NewReno flows through RED with ECN marking: RED marks
+    // instead of dropping below max_th, so the senders halve on echoes
+    // (ecn_reductions) and the queue's early drops stay at zero. The cwnd of
+    // a traced flow is sampled and halves somewhere.
+    let ftp = json!({ "name": "ftp", "kind": "ftp", "count": 8, "tcp": { "variant": "newreno", "ecn": true } });
+    let red = json!({ "kind": "red", "limit": "200pkt", "min_th": "20pkt", "max_th": "80pkt", "max_p": 0.1,
+                      "w_q": 0.002, "ecn": true });
+    let mut v = dumbbell("5ms", "20ms", red, vec![ftp], "60s", "10s");
+    v["trace"] = json!({ "interval": "10ms", "queues": [], "flows": ["ftp[0]"] });
+    let out = run(&scenario(&v), 1);
+    let s = &out.summary;
+    let q = &s["queues"]["bottleneck"];
+    assert!(f(&q["marks"]) > 0.0);
+    assert_eq!(f(&q["drops_early"]), 0.0);
+    assert!(f(&s["traffic"]["ftp"]["ecn_reductions"]) > 0.0);
+    let cwnd = &out
+        .series
+        .iter()
+        .find(|(n, _)| n == "ftp[0].cwnd")
+        .expect("a traced cwnd")
+        .1;
+    assert!(cwnd.windows(2).any(|w| w[1] < 0.6 * w[0]), "cwnd halves at least once");
 }

@@ -21,9 +21,18 @@ pub enum RtoConfig {
     /// ns-2: srtt and rttvar in integer ticks of `tick`, RTO = srtt + 4
     /// rttvar truncated to whole ticks, clamped to [`min`, `max`] (the floor
     /// applied before the backoff), `initial` before the first sample.
-    Ns2 { tick: Duration, min: Duration, max: Duration, initial: Duration },
+    Ns2 {
+        tick: Duration,
+        min: Duration,
+        max: Duration,
+        initial: Duration,
+    },
     /// RFC 6298 arithmetic in real numbers (G = 0), clamped to [`min`, `max`].
-    Rfc6298 { min: Duration, max: Duration, initial: Duration },
+    Rfc6298 {
+        min: Duration,
+        max: Duration,
+        initial: Duration,
+    },
     /// A constant RTO (still doubled by backoff).
     Fixed(Duration),
     /// The TED paper's "TDTO": a fixed RTO equal to the largest round-trip
@@ -166,7 +175,12 @@ impl TcpConfig {
         let max_rto = t.opt(cx, "max_rto", parse_duration);
         let initial_rto = t.opt(cx, "initial_rto", parse_duration);
         match &mut c.rto {
-            RtoConfig::Ns2 { tick: tk, min, max, initial } => {
+            RtoConfig::Ns2 {
+                tick: tk,
+                min,
+                max,
+                initial,
+            } => {
                 *tk = tick.unwrap_or(*tk);
                 *min = min_rto.unwrap_or(*min);
                 *max = max_rto.unwrap_or(*max);
@@ -178,7 +192,12 @@ impl TcpConfig {
                 *initial = initial_rto.unwrap_or(*initial);
             }
             RtoConfig::Fixed(_) | RtoConfig::Ted => {
-                for (key, given) in [("tick", tick), ("min_rto", min_rto), ("max_rto", max_rto), ("initial_rto", initial_rto)] {
+                for (key, given) in [
+                    ("tick", tick),
+                    ("min_rto", min_rto),
+                    ("max_rto", max_rto),
+                    ("initial_rto", initial_rto),
+                ] {
                     if given.is_some() {
                         cx.err(&t.key_path(key), "applies only to rto = \"ns2\" or \"rfc6298\"");
                     }
@@ -195,7 +214,11 @@ impl TcpConfig {
             c.ecn = b;
         }
         if let Some(mode) = t.opt(cx, "ecn_at_cwnd1", |v| parse_choice(v, &["timeout", "ignore"])) {
-            c.ecn_at_cwnd1 = if mode == "ignore" { EcnAtCwnd1::Ignore } else { EcnAtCwnd1::Timeout };
+            c.ecn_at_cwnd1 = if mode == "ignore" {
+                EcnAtCwnd1::Ignore
+            } else {
+                EcnAtCwnd1::Timeout
+            };
         }
         set_u32(cx, &mut t, "max_burst", &mut c.max_burst, 0);
         if let Some(b) = t.opt(cx, "syn", parse_bool) {

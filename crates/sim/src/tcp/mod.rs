@@ -6,6 +6,7 @@
 //! they are tested without the engine.
 
 pub mod config;
+pub mod conn;
 pub mod rtt;
 mod scoreboard;
 pub mod sender;

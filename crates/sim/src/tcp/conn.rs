@@ -1,0 +1,182 @@
+//! One TCP connection inside a run: the sender and the sink, the payload
+//! size of every packet, and what is measured about it. The engine moves the
+//! packets; this module turns what arrives into what goes out.
+//!
+//! Payload sizes: every data packet of a flow carries a payload drawn from
+//! the group's `packet_size`, fixed per sequence number (a retransmission
+//! carries the same bytes) by drawing it from a stream seeded with (flow
+//! stream, sequence number), so nothing per packet is stored. A finite
+//! transfer of S bytes is cut into packets of those sizes with the last one
+//! trimmed, so exactly S bytes reach the application.
+
+use aqmlab_qdisc::rng::{self, Rng};
+use aqmlab_qdisc::{Duration, Time};
+use rand::SeedableRng;
+
+use crate::dist::Dist;
+use crate::monitor::RunningStats;
+use crate::tcp::{AckInfo, DataInfo, Delivered, Segment, TcpConfig, TcpSender, TcpSenderStats, TcpSink};
+
+/// The data of a flow: how many packets and how large each is.
+#[derive(Clone, Debug)]
+pub struct Payload {
+    dist: Dist,
+    seed: u64,
+    /// Data packets in a finite transfer, and the last one's size.
+    finite: Option<(u32, u32)>,
+}
+
+impl Payload {
+    pub fn new(dist: Dist, seed: u64, size_bytes: Option<u64>) -> Payload {
+        let mut p = Payload {
+            dist,
+            seed,
+            finite: None,
+        };
+        if let Some(total) = size_bytes {
+            let (mut n, mut sum) = (0u32, 0u64);
+            loop {
+                let b = p.drawn(n) as u64;
+                if sum + b >= total {
+                    p.finite = Some((n + 1, (total - sum) as u32));
+                    break;
+                }
+                sum += b;
+                n += 1;
+            }
+        }
+        p
+    }
+
+    fn drawn(&self, i: u32) -> u32 {
+        match self.dist {
+            Dist::Constant(b) => b as u32,
+            ref d => {
+                let mut r = Rng::seed_from_u64(rng::stream_seed(self.seed, &i.to_string()));
+                d.sample(&mut r).round().clamp(1.0, u32::MAX as f64) as u32
+            }
+        }
+    }
+
+    /// The payload of data packet `i` (0-based, the SYN not counted).
+    pub fn bytes(&self, i: u32) -> u32 {
+        match self.finite {
+            Some((n, last)) if i + 1 == n => last,
+            _ => self.drawn(i),
+        }
+    }
+
+    /// Data packets of a finite transfer.
+    pub fn packets(&self) -> Option<u32> {
+        self.finite.map(|(n, _)| n)
+    }
+}
+
+/// Sender counters and estimator samples inside the measurement window.
+#[derive(Clone, Debug, Default)]
+pub struct ConnStats {
+    /// The sender's counters when the window opened.
+    pub at_warmup: TcpSenderStats,
+    /// srtt and RTO seen after each ACK inside the window (s).
+    pub srtt: RunningStats,
+    pub rto: RunningStats,
+    /// Payload bytes delivered in order, over the whole run.
+    pub delivered_total: u64,
+}
+
+/// A connection's two agents and its data.
+#[derive(Clone, Debug)]
+pub struct TcpConn {
+    pub sender: TcpSender,
+    pub sink: TcpSink,
+    pub payload: Payload,
+    pub header_bytes: u32,
+    /// Sequence number of data packet 0 (1 with a SYN).
+    first_data: u32,
+    pub started_at: Time,
+    pub done_at: Option<Time>,
+    pub stats: ConnStats,
+}
+
+impl TcpConn {
+    pub fn new(cfg: &TcpConfig, payload: Payload, boot_offset: Duration) -> Result<TcpConn, String> {
+        Ok(TcpConn {
+            sender: TcpSender::new(cfg, boot_offset)?,
+            sink: TcpSink::new(cfg),
+            payload,
+            header_bytes: cfg.header_bytes,
+            first_data: u32::from(cfg.syn),
+            started_at: Time::ZERO,
+            done_at: None,
+            stats: ConnStats::default(),
+        })
+    }
+
+    /// The application starts: the SYN (or the first flight) goes out.
+    pub fn start(&mut self, now: Time, out: &mut Vec<Segment>) {
+        self.started_at = now;
+        self.sender.start(now, out);
+        self.sender.app_data(self.payload.packets().map(u64::from), now, out);
+    }
+
+    /// Bytes on the wire of a segment.
+    pub fn wire_bytes(&self, seg: &Segment) -> u32 {
+        if seg.syn {
+            self.header_bytes
+        } else {
+            self.header_bytes + self.payload.bytes(seg.seq - self.first_data)
+        }
+    }
+
+    /// Bytes on the wire of an ACK: the header plus 8 per SACK block, as ns-2.
+    pub fn ack_bytes(&self, ack: &AckInfo) -> u32 {
+        self.header_bytes + 8 * ack.n_sack as u32
+    }
+
+    /// A data packet (or the SYN) reached the sink. Returns the data packets
+    /// and payload bytes newly delivered in order to the application.
+    pub fn on_data(&mut self, info: &DataInfo, now: Time, acks: &mut Vec<AckInfo>) -> (u64, u64) {
+        let d: Delivered = self.sink.on_data(info, now, acks);
+        let pkts = (d.from..d.to).filter(|&s| s >= self.first_data).count() as u64;
+        let bytes: u64 = (d.from..d.to)
+            .filter(|&s| s >= self.first_data)
+            .map(|s| self.payload.bytes(s - self.first_data) as u64)
+            .sum();
+        self.stats.delivered_total += bytes;
+        if let Some(n) = self.payload.packets() {
+            if self.done_at.is_none() && d.to >= self.first_data + n {
+                self.done_at = Some(now);
+            }
+        }
+        (pkts, bytes)
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn test_finite_transfer_cut_into_packets_with_last_trimmed() {
+        // 1e6 B in packets of 1460 B: 684 full packets (998640 B) and a last
+        // one of 1360 B.
+        let p = Payload::new(Dist::Constant(1460.0), 1, Some(1_000_000));
+        assert_eq!(p.packets(), Some(685));
+        assert_eq!(p.bytes(683), 1460);
+        assert_eq!(p.bytes(684), 1360);
+        // Drawn sizes add up to the transfer too, and repeat per index.
+        let p = Payload::new(
+            Dist::Uniform {
+                min: 1400.0,
+                max: 1628.0,
+            },
+            9,
+            Some(123_456),
+        );
+        let n = p.packets().unwrap();
+        let total: u64 = (0..n).map(|i| p.bytes(i) as u64).sum();
+        assert_eq!(total, 123_456);
+        assert_eq!(p.bytes(3), p.bytes(3));
+        assert!((0..n - 1).all(|i| (1400..=1628).contains(&p.bytes(i))));
+    }
+}
