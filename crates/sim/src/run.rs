@@ -48,6 +48,8 @@ enum Event {
     TcpSenderTimer { flow: u32, generation: u32 },
     /// A TCP sink's delayed-ACK timer.
     TcpSinkTimer { flow: u32, generation: u32 },
+    /// Flow `0`'s ON/OFF application switches.
+    TcpOnOff(u32),
 }
 
 /// A TCP flow's connection and the engine's timers for its two agents.
@@ -55,6 +57,15 @@ struct TcpFlow {
     conn: TcpConn,
     sender_timer: Timer,
     sink_timer: Timer,
+    on_off: Option<OnOff>,
+}
+
+/// An ON/OFF application over TCP: unlimited data while ON, none while OFF.
+struct OnOff {
+    on: crate::dist::Dist,
+    off: crate::dist::Dist,
+    rng: aqmlab_qdisc::rng::Rng,
+    is_on: bool,
 }
 
 struct Link {
@@ -208,6 +219,7 @@ impl<'s> Sim<'s> {
                         size_bytes,
                         payload,
                         tcp,
+                        on_off,
                     } => {
                         let mut cfg = *tcp;
                         if cfg.rto == RtoConfig::Ted {
@@ -228,10 +240,17 @@ impl<'s> Sim<'s> {
                         let conn = TcpConn::new(&cfg, data, boot).expect("a validated TCP configuration");
                         sim.events
                             .schedule(Time::ZERO + Duration::from_secs_f64(start), Event::TcpStart(f));
+                        let on_off = on_off.as_ref().map(|(on, off)| OnOff {
+                            on: on.clone(),
+                            off: off.clone(),
+                            rng: rng::stream(seed, &format!("{name}.onoff")),
+                            is_on: false,
+                        });
                         Some(Box::new(TcpFlow {
                             conn,
                             sender_timer: Timer::default(),
                             sink_timer: Timer::default(),
+                            on_off,
                         }))
                     }
                     _ => None,
@@ -302,7 +321,11 @@ impl<'s> Sim<'s> {
                     self.tcp_mut(f).conn.start(now, &mut segs);
                     self.segments = segs;
                     self.tcp_send(f);
+                    if self.tcp_mut(f).on_off.is_some() {
+                        self.on_off_switch(f);
+                    }
                 }
+                Event::TcpOnOff(f) => self.on_off_switch(f),
                 Event::TcpSenderTimer { flow, generation } => {
                     let now = self.now;
                     let mut segs = std::mem::take(&mut self.segments);
@@ -325,6 +348,30 @@ impl<'s> Sim<'s> {
                 }
             }
         }
+    }
+
+    /// An ON/OFF application's period ends: OFF pauses the sender, ON gives
+    /// it unlimited data again; the next switch is drawn.
+    fn on_off_switch(&mut self, f: u32) {
+        let now = self.now;
+        let mut segs = std::mem::take(&mut self.segments);
+        let t = self.tcp_mut(f);
+        let o = t.on_off.as_mut().expect("an ON/OFF flow");
+        // The application starts ON (its data was given at TcpStart).
+        let period = if o.is_on {
+            t.conn.sender.app_pause();
+            o.off.sample(&mut o.rng)
+        } else {
+            if t.conn.started_at != now {
+                t.conn.sender.app_data(None, now, &mut segs);
+            }
+            o.on.sample(&mut o.rng)
+        };
+        o.is_on = !o.is_on;
+        self.segments = segs;
+        self.tcp_send(f);
+        self.events
+            .schedule(now + Duration::from_secs_f64(period), Event::TcpOnOff(f));
     }
 
     fn tcp_mut(&mut self, f: u32) -> &mut TcpFlow {

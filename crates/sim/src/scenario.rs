@@ -197,6 +197,9 @@ pub enum SourceSpec {
         size_bytes: Option<u64>,
         payload: Dist,
         tcp: TcpConfig,
+        /// ON/OFF over TCP: unlimited data during ON periods, none during
+        /// OFF periods (the BLUE study's sources).
+        on_off: Option<(Dist, Dist)>,
     },
 }
 
@@ -216,7 +219,8 @@ impl SourceSpec {
             SourceSpec::Poisson { .. } => "poisson",
             SourceSpec::Batch { .. } => "batch-poisson",
             SourceSpec::OnOff { .. } => "onoff",
-            SourceSpec::Ftp { .. } => "ftp",
+            SourceSpec::Ftp { on_off: None, .. } => "ftp",
+            SourceSpec::Ftp { on_off: Some(_), .. } => "onoff",
         }
     }
 
@@ -1134,17 +1138,15 @@ fn read_group(
     };
     let stop = t.opt(cx, "stop", parse_duration);
     let ted_deadline = t.opt(cx, "ted_deadline", parse_duration);
-    // Bulk TCP is `bulk` unless it says otherwise; open-loop UDP `realtime`.
-    let default_class = if kind == Some("ftp") { "bulk" } else { "realtime" };
-    let class = t
-        .opt(cx, "class", |v| parse_choice(v, CLASSES))
-        .unwrap_or(default_class);
+    let class = t.opt(cx, "class", |v| parse_choice(v, CLASSES));
     // The source is read apart so that the table is finished (unknown keys
     // reported) whatever goes wrong in it.
     let source = kind.and_then(|kind| read_source(cx, &mut t, kind));
     t.finish_if_kind(cx, kind.is_some());
     let net = net?;
     let (name, source, src, dst, start) = (name?, source?, src?, dst?, start?);
+    // TCP is `bulk` unless it says otherwise; open-loop UDP `realtime`.
+    let class = class.unwrap_or(if source.is_tcp() { "bulk" } else { "realtime" });
     if let Some(stop) = stop {
         if stop == Duration::ZERO {
             cx.err(&join(path, "stop"), "must be later than 0s");
@@ -1241,34 +1243,12 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
                 }
                 Ok(b as u64)
             });
-            let payload = match t.raw("packet_size") {
-                None => Some(Dist::Constant(DEFAULT_TCP_PAYLOAD_BYTES)),
-                Some(pv) => match Dist::parse(cx, pv, &t.key_path("packet_size"), Quantity::Bytes) {
-                    Some(Dist::Constant(b)) if b < 1.0 || b.fract() != 0.0 => {
-                        cx.err(
-                            &t.key_path("packet_size"),
-                            format!("{} must be a whole number of bytes, at least 1B", config::show(pv)),
-                        );
-                        None
-                    }
-                    Some(d) if d.mean().is_none() => {
-                        cx.err(
-                            &t.key_path("packet_size"),
-                            "the payload size distribution must have a finite mean",
-                        );
-                        None
-                    }
-                    other => other,
-                },
-            };
-            let tcp = match t.raw("tcp") {
-                Some(tv) => TcpConfig::parse(cx, tv, &t.key_path("tcp")),
-                None => Some(TcpConfig::default()),
-            };
+            let (payload, tcp) = read_tcp_app(cx, t);
             return Some(SourceSpec::Ftp {
                 size_bytes: size,
                 payload: payload?,
                 tcp: tcp?,
+                on_off: None,
             });
         }
         "cbr" => {
@@ -1341,6 +1321,19 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
             };
             SourceSpec::Batch { gap, batch, size }
         }
+        "onoff" if t.opt(cx, "transport", |v| parse_choice(v, &["udp", "tcp"])) == Some("tcp") => {
+            let on = t.req(cx, "on", "the ON period length distribution", |_| Ok(()));
+            let off = t.req(cx, "off", "the OFF period length distribution", |_| Ok(()));
+            let on = on.and_then(|_| Dist::parse(cx, t.raw("on")?, &t.key_path("on"), Quantity::Time));
+            let off = off.and_then(|_| Dist::parse(cx, t.raw("off")?, &t.key_path("off"), Quantity::Time));
+            let (payload, tcp) = read_tcp_app(cx, t);
+            return Some(SourceSpec::Ftp {
+                size_bytes: None,
+                payload: payload?,
+                tcp: tcp?,
+                on_off: Some((on?, off?)),
+            });
+        }
         "onoff" => {
             let rate = t.req(
                 cx,
@@ -1358,8 +1351,6 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
             };
             let on = period(t, cx, "on");
             let off = period(t, cx, "off");
-            let transport = t.opt(cx, "transport", |v| parse_choice(v, &["udp"])).unwrap_or("udp");
-            debug_assert_eq!(transport, "udp");
             SourceSpec::OnOff {
                 rate_bps: rate?,
                 size_bytes: size?,
@@ -1398,6 +1389,36 @@ fn gcd(a: u64, b: u64) -> u64 {
     } else {
         gcd(b, a % b)
     }
+}
+
+/// The keys every TCP application has: the payload size of its packets and
+/// its `tcp` table.
+fn read_tcp_app(cx: &mut Cx, t: &mut Table) -> (Option<Dist>, Option<TcpConfig>) {
+    let payload = match t.raw("packet_size") {
+        None => Some(Dist::Constant(DEFAULT_TCP_PAYLOAD_BYTES)),
+        Some(pv) => match Dist::parse(cx, pv, &t.key_path("packet_size"), Quantity::Bytes) {
+            Some(Dist::Constant(b)) if b < 1.0 || b.fract() != 0.0 => {
+                cx.err(
+                    &t.key_path("packet_size"),
+                    format!("{} must be a whole number of bytes, at least 1B", config::show(pv)),
+                );
+                None
+            }
+            Some(d) if d.mean().is_none() => {
+                cx.err(
+                    &t.key_path("packet_size"),
+                    "the payload size distribution must have a finite mean",
+                );
+                None
+            }
+            other => other,
+        },
+    };
+    let tcp = match t.raw("tcp") {
+        Some(tv) => TcpConfig::parse(cx, tv, &t.key_path("tcp")),
+        None => Some(TcpConfig::default()),
+    };
+    (payload, tcp)
 }
 
 fn class_index(classes: &mut Vec<String>, class: &str) -> u8 {

@@ -228,3 +228,28 @@ fn test_ecn_flows_are_marked_not_dropped_and_traced() {
         .1;
     assert!(cwnd.windows(2).any(|w| w[1] < 0.6 * w[0]), "cwnd halves at least once");
 }
+
+#[test]
+fn test_onoff_over_tcp_sends_only_while_on() {
+    // One ON/OFF TCP flow, ON and OFF 1 s each, on an otherwise idle 10 Mb/s
+    // link. Were it backlogged throughout it would keep the link busy
+    // (utilisation about 1); sending only while ON it can use at most half
+    // of the time (plus what drains just after ON ends), and slow start
+    // after each idle period costs more.
+    let flow = json!({ "name": "web", "kind": "onoff", "transport": "tcp", "start": "0s",
+                       "on": "1s", "off": "1s", "tcp": { "variant": "newreno" } });
+    let v = dumbbell(
+        "1ms",
+        "10ms",
+        json!({ "kind": "droptail", "limit": "100pkt" }),
+        vec![flow],
+        "100s",
+        "10s",
+    );
+    let s = run(&scenario(&v), 1).summary;
+    let u = f(&s["queues"]["bottleneck"]["utilization"]);
+    eprintln!("on/off utilization {u}");
+    assert!(u > 0.3 && u < 0.55, "utilization {u}");
+    assert_eq!(s["traffic"]["web"]["kind"], "onoff");
+    assert_eq!(s["traffic"]["web"]["class"], "bulk");
+}

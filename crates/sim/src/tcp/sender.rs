@@ -313,6 +313,14 @@ impl TcpSender {
         }
     }
 
+    /// The application has no more data for now (an ON/OFF source going
+    /// OFF): nothing beyond what was already sent will be sent, but what
+    /// was sent can still be retransmitted. `app_data` resumes.
+    pub fn app_pause(&mut self) {
+        self.unlimited = false;
+        self.curseq = self.curseq.min(self.t_seqno.max(self.maxseq + 1));
+    }
+
     // Events.
 
     /// An ACK arrived.
@@ -1116,6 +1124,22 @@ mod test {
     fn assert_cwnd(f: &Flow, cwnd: f64, ssthresh: u32) {
         assert!((f.snd.cwnd() - cwnd).abs() < 1e-9, "cwnd {} != {cwnd}", f.snd.cwnd());
         assert_eq!(f.snd.ssthresh(), ssthresh, "ssthresh");
+    }
+
+    #[test]
+    fn test_paused_app_sends_nothing_new_until_resumed() {
+        // Window 4: packets 3..=6 outstanding. Paused, ACKs of 3 and 4 open
+        // the window (cwnd 6, highest ACK 4) but no new packet goes out;
+        // resumed, packets up to 4 + 6 = 10 follow at once: 7, 8, 9, 10.
+        let mut f = sender_with_window(&cfg(Variant::NewReno), 4);
+        f.snd.app_pause();
+        assert_eq!(f.ack(3), Vec::<u32>::new());
+        assert_eq!(f.ack(4), Vec::<u32>::new());
+        f.out.clear();
+        let now = f.now;
+        f.snd.app_data(None, now, &mut f.out);
+        let resumed: Vec<u32> = f.out.iter().map(|s| s.seq).collect();
+        assert_eq!(resumed, vec![7, 8, 9, 10]);
     }
 
     /// A round-by-round network from `sender_with_window`: every packet in
