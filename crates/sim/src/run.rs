@@ -669,10 +669,13 @@ impl<'s> Sim<'s> {
                 let mut segs = std::mem::take(&mut self.segments);
                 let t = self.tcp_mut(f);
                 t.conn.sender.on_ack(&info, now, &mut segs);
-                if inside && t.conn.sender.srtt() > Duration::ZERO {
-                    let (srtt, rto) = (t.conn.sender.srtt().as_secs_f64(), t.conn.sender.rto().as_secs_f64());
-                    t.conn.stats.srtt.push(srtt);
-                    t.conn.stats.rto.push(rto);
+                if inside {
+                    // The RTO as the sender would arm it now; srtt once there
+                    // is an estimate (a fixed RTO keeps none).
+                    t.conn.stats.rto.push(t.conn.sender.rto().as_secs_f64());
+                    if t.conn.sender.srtt() > Duration::ZERO {
+                        t.conn.stats.srtt.push(t.conn.sender.srtt().as_secs_f64());
+                    }
                 }
                 self.segments = segs;
                 self.tcp_send(f);
