@@ -94,3 +94,25 @@ def test_unwritable_series_folder_leaves_nothing(cli, tmp_path: Path):
     r = cli("run", str(EXAMPLES / "cbr-dumbbell.toml"), "--series", str(tmp_path / "no" / "x.parquet"))
     assert r.returncode == 2 and "does not exist" in r.stderr and "Traceback" not in r.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+TCP = (EXAMPLES / "tcp-dumbbell.toml").read_text()
+
+TCP_CASES = [
+    ("unknown tcp key", TCP.replace('delayed_ack = true', 'delayed_akc = true'), ["traffic[0].tcp.delayed_akc", 'did you mean "delayed_ack"']),
+    ("bad variant", TCP.replace('variant = "sack"', 'variant = "vegas"'), ["traffic[0].tcp.variant", '"vegas"', '"newreno"']),
+    ("ted rto without ted", TCP.replace('delayed_ack = true', 'delayed_ack = true, rto = "ted"'), ["traffic[0].tcp.rto", "TED queue"]),
+    ("stop on tcp", TCP.replace('count = 64', 'count = 64\nstop = "50s"'), ["traffic[0].stop", "size"]),
+]
+
+
+@pytest.mark.parametrize("label,text,needles", TCP_CASES, ids=[c[0] for c in TCP_CASES])
+def test_malformed_tcp_group_exits_2_with_one_clear_line(cli, tmp_path: Path, label, text, needles):
+    scenario = tmp_path / "scenario.toml"
+    scenario.write_text(text)
+    r = cli("validate", str(scenario))
+    assert r.returncode == 2, (label, r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), (label, r.stderr)
+    for needle in needles:
+        assert needle in lines[0], (label, needle, lines[0])

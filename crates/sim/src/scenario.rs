@@ -1167,7 +1167,12 @@ fn read_group(
     // Endpoint pairs repeat every lcm(|src|, |dst|) flows.
     let (a, b) = (group.src.len() as u64, group.dst.len() as u64);
     let period = a / gcd(a, b) * b;
+    // One problem per group is enough: the first flow that has it.
+    let errors_before = cx.errors.len();
     for j in 0..(count as u64).min(period) as u32 {
+        if cx.errors.len() > errors_before {
+            break;
+        }
         let (s, d) = group.endpoints(j);
         let (sn, dn) = (&net.nodes[s as usize].name, &net.nodes[d as usize].name);
         if s == d {
