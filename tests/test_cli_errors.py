@@ -103,6 +103,16 @@ TCP_CASES = [
     ("bad variant", TCP.replace('variant = "sack"', 'variant = "vegas"'), ["traffic[0].tcp.variant", '"vegas"', '"newreno"']),
     ("ted rto without ted", TCP.replace('delayed_ack = true', 'delayed_ack = true, rto = "ted"'), ["traffic[0].tcp.rto", "TED queue"]),
     ("stop on tcp", TCP.replace('count = 64', 'count = 64\nstop = "50s"'), ["traffic[0].stop", "size"]),
+    ("zero rto bound", TCP.replace('delayed_ack = true', 'delayed_ack = true, rto = "rfc6298", min_rto = "0s"'),
+     ["traffic[0].tcp.min_rto", "longer than 0s"]),
+    ("min above max rto", TCP.replace('delayed_ack = true', 'delayed_ack = true, min_rto = "2s", max_rto = "1s"'),
+     ["traffic[0].tcp", "min", "max"]),
+    ("huge payload", TCP.replace('max = "1628B"', 'max = "4294967295B"'), ["traffic[0].packet_size", "65495B"]),
+    ("huge transfer", TCP.replace('count = 64', 'count = 64\nsize = "1e15B"'), ["traffic[0].size", "at most"]),
+    ("tick with rfc6298", TCP.replace('delayed_ack = true', 'delayed_ack = true, rto = "rfc6298", tick = "1ms"'),
+     ["traffic[0].tcp.tick", "ns2"]),
+    ("tiny tcp on/off", TCP.replace('kind = "ftp"', 'kind = "onoff"\ntransport = "tcp"\non = "0s"\noff = "1s"'),
+     ["traffic[0].on", "1ms"]),
 ]
 
 

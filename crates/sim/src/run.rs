@@ -223,7 +223,7 @@ impl<'s> Sim<'s> {
                     } => {
                         let mut cfg = *tcp;
                         if cfg.rto == RtoConfig::Ted {
-                            cfg.rto = RtoConfig::Fixed(ted_rto(sc, g, src, dst));
+                            cfg.rto = RtoConfig::Fixed(ted_rto(sc, &sim.links, g, src, dst));
                         }
                         let boot = match cfg.rto {
                             RtoConfig::Ns2 { tick, .. } => Duration(
@@ -321,8 +321,13 @@ impl<'s> Sim<'s> {
                     self.tcp_mut(f).conn.start(now, &mut segs);
                     self.segments = segs;
                     self.tcp_send(f);
-                    if self.tcp_mut(f).on_off.is_some() {
-                        self.on_off_switch(f);
+                    // An ON/OFF application starts ON, with the data the start gave.
+                    let t = self.tcp_mut(f);
+                    if let Some(o) = t.on_off.as_mut() {
+                        o.is_on = true;
+                        let on = o.on.sample(&mut o.rng);
+                        self.events
+                            .schedule(now + Duration::from_secs_f64(on), Event::TcpOnOff(f));
                     }
                 }
                 Event::TcpOnOff(f) => self.on_off_switch(f),
@@ -357,14 +362,11 @@ impl<'s> Sim<'s> {
         let mut segs = std::mem::take(&mut self.segments);
         let t = self.tcp_mut(f);
         let o = t.on_off.as_mut().expect("an ON/OFF flow");
-        // The application starts ON (its data was given at TcpStart).
         let period = if o.is_on {
             t.conn.sender.app_pause();
             o.off.sample(&mut o.rng)
         } else {
-            if t.conn.started_at != now {
-                t.conn.sender.app_data(None, now, &mut segs);
-            }
+            t.conn.sender.app_data(None, now, &mut segs);
             o.on.sample(&mut o.rng)
         };
         o.is_on = !o.is_on;
@@ -655,7 +657,11 @@ impl<'s> Sim<'s> {
                     let s = &mut self.stats[f as usize];
                     s.delivered_pkts += pkts;
                     s.delivered_bytes += bytes;
-                    s.delay.push((now - pkt.sent_at).as_secs_f64());
+                    // One-way delay of the packets that delivered data (not
+                    // of duplicates, or of out-of-order packets held back).
+                    if pkts > 0 {
+                        s.delay.push((now - pkt.sent_at).as_secs_f64());
+                    }
                 }
                 self.tcp_ack(f);
             }
@@ -863,7 +869,11 @@ impl<'s> Sim<'s> {
                     row.as_object_mut()
                         .expect("a row is an object")
                         .extend(extra.as_object().expect("an object").clone());
-                    tcp_goodputs.push(s.delivered_bytes as f64 * 8.0 / w);
+                    // Fairness among the bulk flows that were sending in
+                    // the window (not finite transfers).
+                    if c.payload.packets().is_none() && s.sent_pkts > 0 {
+                        tcp_goodputs.push(s.delivered_bytes as f64 * 8.0 / w);
+                    }
                 }
                 flows.push(row);
                 sent_pkts += s.sent_pkts;
@@ -935,7 +945,7 @@ pub fn run(sc: &Scenario, seed: u64) -> RunOutput {
 /// propagation and transmission delays both ways (a data packet of the
 /// largest payload one way, an ACK back) plus the TED deadline applying to
 /// the flow at each TED queue on the way there and back.
-fn ted_rto(sc: &Scenario, g: usize, src: u32, dst: u32) -> Duration {
+fn ted_rto(sc: &Scenario, links: &[Link], g: usize, src: u32, dst: u32) -> Duration {
     use crate::qdiscs::QdiscSpec;
     let group = &sc.groups[g];
     let SourceSpec::Ftp { payload, tcp, .. } = &group.source else {
@@ -950,10 +960,8 @@ fn ted_rto(sc: &Scenario, g: usize, src: u32, dst: u32) -> Duration {
     for (from, to, size) in [(src, dst, largest + tcp.header_bytes), (dst, src, tcp.header_bytes)] {
         for l in sc.net.path(from, to) {
             let link = &sc.net.links[l as usize];
-            total = total + aqmlab_qdisc::time::transmission_time(size, link.rate_bps);
-            if let DelaySpec::Fixed(d) = link.delay {
-                total = total + d;
-            }
+            // The delay as this run drew it (access delays may be drawn).
+            total = total + aqmlab_qdisc::time::transmission_time(size, link.rate_bps) + links[l as usize].delay;
             if let QdiscSpec::Ted(t) = &link.qdisc {
                 let d = group
                     .ted_deadline

@@ -210,6 +210,13 @@ pub const CLASSES: &[&str] = &["bulk", "realtime"];
 /// 1460 B plus the 40 B header).
 pub const DEFAULT_TCP_PAYLOAD_BYTES: f64 = 1460.0;
 
+/// The largest TCP payload (an IPv4 datagram's 65535 B less 40 B of
+/// headers). Drawn payloads are capped at it.
+pub const MAX_TCP_PAYLOAD_BYTES: u32 = 65_495;
+
+/// The most data packets a finite TCP transfer may have.
+pub const MAX_TRANSFER_PKTS: f64 = 1e8;
+
 pub const TRAFFIC_KINDS: &[&str] = &["ftp", "cbr", "poisson", "batch-poisson", "onoff"];
 
 impl SourceSpec {
@@ -537,7 +544,7 @@ pub const TOPOLOGY_KINDS: &[&str] = &["dumbbell", "chain", "graph"];
 /// The most nodes a topology may have (the route table has one entry per
 /// pair of nodes), and the most flows a traffic group may have.
 pub const MAX_NODES: usize = 5000;
-pub const MAX_FLOWS: u64 = 10_000_000;
+pub const MAX_FLOWS: u64 = 1_000_000;
 
 fn read_topology(cx: &mut Cx, v: &Value, path: &str) -> Option<NetSpec> {
     let mut t = Table::new(cx, v, path)?;
@@ -1185,15 +1192,23 @@ fn read_group(
                 format!("no route back from \"{dn}\" to \"{sn}\" for the TCP acknowledgements"),
             );
         } else if matches!(&group.source, SourceSpec::Ftp { tcp, .. } if tcp.rto == RtoConfig::Ted) {
+            // A TED queue on the way there or back whose deadline applies
+            // to this group (its own, or the queue's for its class or default).
+            let class = &class;
             let ted = |from, to| {
-                net.path(from, to)
-                    .iter()
-                    .any(|&l| matches!(net.links[l as usize].qdisc, QdiscSpec::Ted(_)))
+                net.path(from, to).iter().any(|&l| match &net.links[l as usize].qdisc {
+                    QdiscSpec::Ted(t) => {
+                        group.ted_deadline.is_some()
+                            || t.default_deadline.is_some()
+                            || t.deadlines.iter().any(|(c, _)| c == class)
+                    }
+                    _ => false,
+                })
             };
             if !ted(s, d) && !ted(d, s) {
                 cx.err(
                     &join(path, "tcp.rto"),
-                    format!("\"ted\" needs a TED queue on the path from \"{sn}\" to \"{dn}\" or back; there is none"),
+                    format!("\"ted\" needs a TED queue with a deadline for this group on the path from \"{sn}\" to \"{dn}\" or back; there is none"),
                 );
             }
         }
@@ -1249,9 +1264,22 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
                 Ok(b as u64)
             });
             let (payload, tcp) = read_tcp_app(cx, t);
+            let payload = payload?;
+            if let (Some(bytes), Some(mean)) = (size, payload.rounded_mean()) {
+                if bytes as f64 / mean > MAX_TRANSFER_PKTS {
+                    cx.err(
+                        &t.key_path("size"),
+                        format!(
+                            "{bytes}B is about {:.1e} packets; a transfer has at most {MAX_TRANSFER_PKTS:.0e}",
+                            bytes as f64 / mean
+                        ),
+                    );
+                    return None;
+                }
+            }
             return Some(SourceSpec::Ftp {
                 size_bytes: size,
-                payload: payload?,
+                payload,
                 tcp: tcp?,
                 on_off: None,
             });
@@ -1329,8 +1357,18 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
         "onoff" if t.opt(cx, "transport", |v| parse_choice(v, &["udp", "tcp"])) == Some("tcp") => {
             let on = t.req(cx, "on", "the ON period length distribution", |_| Ok(()));
             let off = t.req(cx, "off", "the OFF period length distribution", |_| Ok(()));
-            let on = on.and_then(|_| Dist::parse(cx, t.raw("on")?, &t.key_path("on"), Quantity::Time));
-            let off = off.and_then(|_| Dist::parse(cx, t.raw("off")?, &t.key_path("off"), Quantity::Time));
+            let period = |cx: &mut Cx, t: &mut Table, key: &'static str| {
+                let d = Dist::parse(cx, t.raw(key)?, &t.key_path(key), Quantity::Time)?;
+                match d.mean() {
+                    Some(m) if m >= 1e-3 => Some(d),
+                    _ => {
+                        cx.err(&t.key_path(key), "TCP ON/OFF periods must last 1ms or more on average");
+                        None
+                    }
+                }
+            };
+            let on = on.and_then(|_| period(cx, t, "on"));
+            let off = off.and_then(|_| period(cx, t, "off"));
             let (payload, tcp) = read_tcp_app(cx, t);
             return Some(SourceSpec::Ftp {
                 size_bytes: None,
@@ -1413,6 +1451,16 @@ fn read_tcp_app(cx: &mut Cx, t: &mut Table) -> (Option<Dist>, Option<TcpConfig>)
                 cx.err(
                     &t.key_path("packet_size"),
                     "the payload size distribution must have a finite mean",
+                );
+                None
+            }
+            Some(Dist::Constant(b) | Dist::Uniform { max: b, .. }) if b > MAX_TCP_PAYLOAD_BYTES as f64 => {
+                cx.err(
+                    &t.key_path("packet_size"),
+                    format!(
+                        "{} exceeds the largest payload, {MAX_TCP_PAYLOAD_BYTES}B",
+                        config::show(pv)
+                    ),
                 );
                 None
             }

@@ -132,6 +132,9 @@ use serde_json::Value;
 
 use crate::config::{self, parse_bool, parse_choice, parse_duration, Cx, Table};
 
+/// The largest TCP header aqmlab accepts.
+pub const MAX_HEADER_BYTES: u32 = 1500;
+
 impl TcpConfig {
     /// Reads a group's `tcp` table over the defaults.
     pub fn parse(cx: &mut Cx, v: &Value, path: &str) -> Option<TcpConfig> {
@@ -160,7 +163,13 @@ impl TcpConfig {
             c.initial_ssthresh_pkts = c.rwnd_pkts;
         }
         if let Some(ss) = t.opt(cx, "initial_ssthresh", config::parse_pkts) {
-            c.initial_ssthresh_pkts = ss.max(2);
+            if ss < 2 {
+                cx.err(
+                    &t.key_path("initial_ssthresh"),
+                    format!("must be at least 2 packets (got {ss})"),
+                );
+            }
+            c.initial_ssthresh_pkts = ss;
         }
         set_u32(cx, &mut t, "dupack_threshold", &mut c.dupack_threshold, 1);
         if let Some(b) = t.opt(cx, "limited_transmit", parse_bool) {
@@ -190,6 +199,9 @@ impl TcpConfig {
                 *min = min_rto.unwrap_or(*min);
                 *max = max_rto.unwrap_or(*max);
                 *initial = initial_rto.unwrap_or(*initial);
+                if tick.is_some() {
+                    cx.err(&t.key_path("tick"), "applies only to rto = \"ns2\"");
+                }
             }
             RtoConfig::Fixed(_) | RtoConfig::Ted => {
                 for (key, given) in [
@@ -231,7 +243,29 @@ impl TcpConfig {
             c.delack_interval = d;
         }
         if let Some(h) = t.opt(cx, "header", config::parse_packet_size) {
+            if h > MAX_HEADER_BYTES {
+                cx.err(
+                    &t.key_path("header"),
+                    format!("must be at most {MAX_HEADER_BYTES}B (got {h}B)"),
+                );
+            }
             c.header_bytes = h;
+        }
+        // Every RTO bound must be positive: a zero RTO would fire forever at
+        // one instant.
+        for (key, given) in [("min_rto", min_rto), ("max_rto", max_rto), ("initial_rto", initial_rto)] {
+            if given == Some(Duration::ZERO) {
+                cx.err(&t.key_path(key), "must be longer than 0s");
+            }
+        }
+        // The agent's own checks (min <= max, ...): an object that exists is
+        // valid. A "ted" RTO is resolved per flow later; check the rest.
+        let mut check = c;
+        if check.rto == RtoConfig::Ted {
+            check.rto = RtoConfig::Fixed(Duration::from_secs(1));
+        }
+        if let Err(e) = crate::tcp::TcpSender::new(&check, Duration::ZERO) {
+            cx.err(&t.path, e);
         }
         t.finish(cx);
         Some(c)

@@ -7,7 +7,8 @@
 //! carries the same bytes) by drawing it from a stream seeded with (flow
 //! stream, sequence number), so nothing per packet is stored. A finite
 //! transfer of S bytes is cut into packets of those sizes with the last one
-//! trimmed, so exactly S bytes reach the application.
+//! trimmed, so exactly S bytes reach the application. Drawn payloads are
+//! capped at `MAX_TCP_PAYLOAD_BYTES`.
 
 use aqmlab_qdisc::rng::{self, Rng};
 use aqmlab_qdisc::{Duration, Time};
@@ -15,6 +16,7 @@ use rand::SeedableRng;
 
 use crate::dist::Dist;
 use crate::monitor::RunningStats;
+use crate::scenario::MAX_TCP_PAYLOAD_BYTES;
 use crate::tcp::{AckInfo, DataInfo, Delivered, Segment, TcpConfig, TcpSender, TcpSenderStats, TcpSink};
 
 /// The data of a flow: how many packets and how large each is.
@@ -33,18 +35,25 @@ impl Payload {
             seed,
             finite: None,
         };
-        if let Some(total) = size_bytes {
-            let (mut n, mut sum) = (0u32, 0u64);
-            loop {
-                let b = p.drawn(n) as u64;
-                if sum + b >= total {
-                    p.finite = Some((n + 1, (total - sum) as u32));
-                    break;
-                }
-                sum += b;
-                n += 1;
+        p.finite = size_bytes.map(|total| match p.dist {
+            // Fixed sizes: the count by division.
+            Dist::Constant(_) => {
+                let b = p.drawn(0) as u64;
+                let n = total.div_ceil(b);
+                (n as u32, (total - (n - 1) * b) as u32)
             }
-        }
+            _ => {
+                let (mut n, mut sum) = (0u32, 0u64);
+                loop {
+                    let b = p.drawn(n) as u64;
+                    if sum + b >= total {
+                        break (n + 1, (total - sum) as u32);
+                    }
+                    sum += b;
+                    n += 1;
+                }
+            }
+        });
         p
     }
 
@@ -53,7 +62,7 @@ impl Payload {
             Dist::Constant(b) => b as u32,
             ref d => {
                 let mut r = Rng::seed_from_u64(rng::stream_seed(self.seed, &i.to_string()));
-                d.sample(&mut r).round().clamp(1.0, u32::MAX as f64) as u32
+                d.sample(&mut r).round().clamp(1.0, MAX_TCP_PAYLOAD_BYTES as f64) as u32
             }
         }
     }
