@@ -61,6 +61,10 @@ pub struct Packet {
     /// When it arrived at the queue that holds it now (for sojourn time).
     pub enqueued_at: Time,
     pub kind: PacketKind,
+    /// TCP: which connection of the flow (the flow's connections are
+    /// numbered as they open), so that late packets of a closed one are
+    /// recognised.
+    pub conn_gen: u32,
     /// TCP: the packet's sequence number (packets, not bytes).
     pub seq: u32,
     /// TCP ACKs: the highest packet received in order (`u32::MAX` before any).
@@ -93,6 +97,7 @@ impl Default for Packet {
             sent_at: Time::ZERO,
             enqueued_at: Time::ZERO,
             kind: PacketKind::Udp,
+            conn_gen: 0,
             seq: 0,
             ack: u32::MAX,
             tcp_flags: 0,

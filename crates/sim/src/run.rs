@@ -55,9 +55,56 @@ enum Event {
 /// A TCP flow's connection and the engine's timers for its two agents.
 struct TcpFlow {
     conn: TcpConn,
+    /// Which of the flow's connections `conn` is; packets carry it.
+    gen: u32,
     sender_timer: Timer,
     sink_timer: Timer,
     on_off: Option<OnOff>,
+    repeat: Option<Repeat>,
+    /// To open further connections (`file`).
+    cfg: crate::tcp::TcpConfig,
+    boot: Duration,
+    payload: crate::dist::Dist,
+    payload_seed: u64,
+    /// Retransmits, timeouts, fast retransmits and ECN reductions inside
+    /// the window, over all the flow's connections, and the current
+    /// connection's counters when they were last added in.
+    counts: [u64; 4],
+    last_seen: crate::tcp::TcpSenderStats,
+    /// srtt and RTO after each ACK inside the window (s).
+    srtt: RunningStats,
+    rto: RunningStats,
+    /// Completion times of the transfers that ended inside the window.
+    transfer_times: Vec<f64>,
+    /// Payload delivered in order over the run, all connections.
+    transfer_bytes: u64,
+}
+
+impl TcpFlow {
+    /// Adds the current connection's counters since they were last seen,
+    /// counting them only inside the window.
+    fn account(&mut self, inside: bool) {
+        let now = *self.conn.sender.stats();
+        if inside {
+            let then = &self.last_seen;
+            for (total, (a, b)) in self.counts.iter_mut().zip([
+                (now.retransmits, then.retransmits),
+                (now.timeouts, then.timeouts),
+                (now.fast_retransmits, then.fast_retransmits),
+                (now.ecn_reductions, then.ecn_reductions),
+            ]) {
+                *total += a - b;
+            }
+        }
+        self.last_seen = now;
+    }
+}
+
+/// Repeated transfers of a `file` group.
+struct Repeat {
+    size: crate::dist::Dist,
+    gap: crate::dist::Dist,
+    rng: aqmlab_qdisc::rng::Rng,
 }
 
 /// An ON/OFF application over TCP: unlimited data while ON, none while OFF.
@@ -220,6 +267,7 @@ impl<'s> Sim<'s> {
                         payload,
                         tcp,
                         on_off,
+                        repeat,
                     } => {
                         let mut cfg = *tcp;
                         if cfg.rto == RtoConfig::Ted {
@@ -232,11 +280,18 @@ impl<'s> Sim<'s> {
                             ),
                             _ => Duration::ZERO,
                         };
-                        let data = Payload::new(
-                            payload.clone(),
-                            rng::stream_seed(seed, &format!("{name}.payload")),
-                            *size_bytes,
-                        );
+                        let payload_seed = rng::stream_seed(seed, &format!("{name}.payload"));
+                        let mut repeat = repeat.as_ref().map(|(size, gap)| Repeat {
+                            size: size.clone(),
+                            gap: gap.clone(),
+                            rng: rng::stream(seed, &format!("{name}.repeat")),
+                        });
+                        // A `file` flow's first transfer has a drawn size too.
+                        let size_bytes = match repeat.as_mut() {
+                            Some(r) => Some(r.size.sample(&mut r.rng).round().max(1.0) as u64),
+                            None => *size_bytes,
+                        };
+                        let data = Payload::new(payload.clone(), rng::stream_seed(payload_seed, "0"), size_bytes);
                         let conn = TcpConn::new(&cfg, data, boot).expect("a validated TCP configuration");
                         sim.events
                             .schedule(Time::ZERO + Duration::from_secs_f64(start), Event::TcpStart(f));
@@ -248,9 +303,21 @@ impl<'s> Sim<'s> {
                         });
                         Some(Box::new(TcpFlow {
                             conn,
+                            gen: 0,
                             sender_timer: Timer::default(),
                             sink_timer: Timer::default(),
                             on_off,
+                            repeat,
+                            cfg,
+                            boot,
+                            payload: payload.clone(),
+                            payload_seed,
+                            counts: [0; 4],
+                            last_seen: Default::default(),
+                            srtt: RunningStats::default(),
+                            rto: RunningStats::default(),
+                            transfer_times: Vec::new(),
+                            transfer_bytes: 0,
                         }))
                     }
                     _ => None,
@@ -313,10 +380,13 @@ impl<'s> Sim<'s> {
                 Event::Sample => self.sample(),
                 Event::Warmup => {
                     for t in self.tcp.iter_mut().flatten() {
-                        t.conn.stats.at_warmup = *t.conn.sender.stats();
+                        t.account(false);
                     }
                 }
                 Event::TcpStart(f) => {
+                    if self.tcp_mut(f).conn.done_at.is_some() {
+                        self.open_next_transfer(f);
+                    }
                     let (now, mut segs) = (self.now, std::mem::take(&mut self.segments));
                     self.tcp_mut(f).conn.start(now, &mut segs);
                     self.segments = segs;
@@ -376,6 +446,40 @@ impl<'s> Sim<'s> {
             .schedule(now + Duration::from_secs_f64(period), Event::TcpOnOff(f));
     }
 
+    /// A `file` flow's next transfer: a new connection (the next
+    /// generation) with a freshly drawn size.
+    fn open_next_transfer(&mut self, f: u32) {
+        let t = self.tcp_mut(f);
+        let r = t.repeat.as_mut().expect("only file flows reopen");
+        let size = r.size.sample(&mut r.rng).round().max(1.0) as u64;
+        t.gen += 1;
+        let data = Payload::new(
+            t.payload.clone(),
+            rng::stream_seed(t.payload_seed, &t.gen.to_string()),
+            Some(size),
+        );
+        t.conn = TcpConn::new(&t.cfg, data, t.boot).expect("a validated TCP configuration");
+        t.last_seen = Default::default();
+    }
+
+    /// A transfer was delivered: its time is recorded and, for a `file`
+    /// flow, the connection closes (its late packets will be ignored) and
+    /// the next one is scheduled after a gap.
+    fn transfer_done(&mut self, f: u32) {
+        let (now, inside) = (self.now, self.window.contains(self.now));
+        let t = self.tcp_mut(f);
+        if inside {
+            t.transfer_times.push((now - t.conn.started_at).as_secs_f64());
+        }
+        let Some(r) = t.repeat.as_mut() else { return };
+        let gap = r.gap.sample(&mut r.rng);
+        t.account(inside);
+        t.sender_timer.cancel();
+        t.sink_timer.cancel();
+        self.events
+            .schedule(now + Duration::from_secs_f64(gap), Event::TcpStart(f));
+    }
+
     fn tcp_mut(&mut self, f: u32) -> &mut TcpFlow {
         self.tcp[f as usize].as_mut().expect("a TCP flow")
     }
@@ -413,6 +517,7 @@ impl<'s> Sim<'s> {
                 PacketKind::TcpData
             };
             let mut pkt = self.packet(f, kind, size, m.src, m.dst);
+            pkt.conn_gen = self.tcp_mut(f).gen;
             pkt.seq = seg.seq;
             pkt.ecn = if seg.ect { Ecn::Ect } else { Ecn::NotEct };
             pkt.tcp_flags = if seg.cwr { tcp_flags::CWR } else { 0 };
@@ -435,6 +540,7 @@ impl<'s> Sim<'s> {
         for a in &acks {
             let size = self.tcp_mut(f).conn.ack_bytes(a);
             let mut pkt = self.packet(f, PacketKind::TcpAck, size, m.dst, m.src);
+            pkt.conn_gen = self.tcp_mut(f).gen;
             pkt.ack = a.ack.unwrap_or(u32::MAX);
             pkt.tcp_flags = if a.ece { tcp_flags::ECE } else { 0 };
             pkt.n_sack = a.n_sack;
@@ -641,6 +747,8 @@ impl<'s> Sim<'s> {
                     s.delay.push((now - pkt.sent_at).as_secs_f64());
                 }
             }
+            // A late packet of a connection the flow has closed.
+            PacketKind::TcpData | PacketKind::TcpSyn | PacketKind::TcpAck if pkt.conn_gen != self.tcp_mut(f).gen => {}
             PacketKind::TcpData | PacketKind::TcpSyn => {
                 let info = DataInfo {
                     seq: pkt.seq,
@@ -650,7 +758,11 @@ impl<'s> Sim<'s> {
                     cwr: pkt.tcp_flags & tcp_flags::CWR != 0,
                 };
                 let mut acks = std::mem::take(&mut self.acks);
-                let (pkts, bytes) = self.tcp_mut(f).conn.on_data(&info, now, &mut acks);
+                let t = self.tcp_mut(f);
+                let was_done = t.conn.done_at.is_some();
+                let (pkts, bytes) = t.conn.on_data(&info, now, &mut acks);
+                t.transfer_bytes += bytes;
+                let finished = !was_done && t.conn.done_at.is_some();
                 self.acks = acks;
                 if inside {
                     // Goodput: payload delivered in order to the application.
@@ -664,6 +776,9 @@ impl<'s> Sim<'s> {
                     }
                 }
                 self.tcp_ack(f);
+                if finished {
+                    self.transfer_done(f);
+                }
             }
             PacketKind::TcpAck => {
                 let info = AckInfo {
@@ -678,9 +793,9 @@ impl<'s> Sim<'s> {
                 if inside {
                     // The RTO as the sender would arm it now; srtt once there
                     // is an estimate (a fixed RTO keeps none).
-                    t.conn.stats.rto.push(t.conn.sender.rto().as_secs_f64());
+                    t.rto.push(t.conn.sender.rto().as_secs_f64());
                     if t.conn.sender.srtt() > Duration::ZERO {
-                        t.conn.stats.srtt.push(t.conn.sender.srtt().as_secs_f64());
+                        t.srtt.push(t.conn.sender.srtt().as_secs_f64());
                     }
                 }
                 self.segments = segs;
@@ -839,31 +954,29 @@ impl<'s> Sim<'s> {
                     "delay_mean_s": num(s.delay.mean()), "delay_std_s": num(s.delay.std()),
                     "delay_min_s": num(s.delay.min()), "delay_max_s": num(s.delay.max()),
                 });
-                if let Some(t) = &self.tcp[f] {
+                if let Some(t) = self.tcp[f].as_mut() {
+                    t.account(true);
+                    let t = &**t;
                     let c = &t.conn;
-                    let (now, then) = (c.sender.stats(), &c.stats.at_warmup);
-                    let counts = [
-                        now.retransmits - then.retransmits,
-                        now.timeouts - then.timeouts,
-                        now.fast_retransmits - then.fast_retransmits,
-                        now.ecn_reductions - then.ecn_reductions,
-                    ];
+                    let counts = t.counts;
                     for (total, c) in tcp_totals.iter_mut().zip(counts) {
                         *total += c;
                     }
-                    let completion = c.done_at.map(|d| (d - c.started_at).as_secs_f64());
-                    if let (Some(t), Some(done)) = (completion, c.done_at) {
-                        if self.window.contains(done) {
-                            transfers.push(t);
-                            transfer_times.push(t);
-                        }
+                    for &x in &t.transfer_times {
+                        transfers.push(x);
+                        transfer_times.push(x);
                     }
+                    let completion = match (&t.repeat, c.done_at) {
+                        (None, Some(d)) => num((d - c.started_at).as_secs_f64()),
+                        _ => Value::Null,
+                    };
                     let extra = json!({
                         "retransmits": counts[0], "timeouts": counts[1], "fast_retransmits": counts[2],
                         "ecn_reductions": counts[3],
-                        "delivered_bytes": s.delivered_bytes, "transfer_bytes": c.stats.delivered_total,
-                        "completion_s": completion.map_or(Value::Null, num),
-                        "rtt_mean_s": num(c.stats.srtt.mean()), "rto_mean_s": num(c.stats.rto.mean()),
+                        "delivered_bytes": s.delivered_bytes, "transfer_bytes": t.transfer_bytes,
+                        "transfers": t.transfer_times.len(),
+                        "completion_s": completion,
+                        "rtt_mean_s": num(t.srtt.mean()), "rto_mean_s": num(t.rto.mean()),
                         "cwnd": c.sender.cwnd(), "ssthresh": c.sender.ssthresh(),
                     });
                     row.as_object_mut()
@@ -871,7 +984,7 @@ impl<'s> Sim<'s> {
                         .extend(extra.as_object().expect("an object").clone());
                     // Fairness among the bulk flows that were sending in
                     // the window (not finite transfers).
-                    if c.payload.packets().is_none() && s.sent_pkts > 0 {
+                    if t.repeat.is_none() && c.payload.packets().is_none() && s.sent_pkts > 0 {
                         tcp_goodputs.push(s.delivered_bytes as f64 * 8.0 / w);
                     }
                 }

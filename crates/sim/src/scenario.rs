@@ -200,6 +200,11 @@ pub enum SourceSpec {
         /// ON/OFF over TCP: unlimited data during ON periods, none during
         /// OFF periods (the BLUE study's sources).
         on_off: Option<(Dist, Dist)>,
+        /// Repeated transfers (`file`): each of a size drawn from the first
+        /// distribution (bytes), on a new connection, the next one starting
+        /// a gap drawn from the second (seconds) after the previous one is
+        /// delivered.
+        repeat: Option<(Dist, Dist)>,
     },
 }
 
@@ -217,7 +222,7 @@ pub const MAX_TCP_PAYLOAD_BYTES: u32 = 65_495;
 /// The most data packets a finite TCP transfer may have.
 pub const MAX_TRANSFER_PKTS: f64 = 1e8;
 
-pub const TRAFFIC_KINDS: &[&str] = &["ftp", "cbr", "poisson", "batch-poisson", "onoff"];
+pub const TRAFFIC_KINDS: &[&str] = &["ftp", "file", "cbr", "poisson", "batch-poisson", "onoff"];
 
 impl SourceSpec {
     pub fn kind(&self) -> &'static str {
@@ -226,8 +231,9 @@ impl SourceSpec {
             SourceSpec::Poisson { .. } => "poisson",
             SourceSpec::Batch { .. } => "batch-poisson",
             SourceSpec::OnOff { .. } => "onoff",
-            SourceSpec::Ftp { on_off: None, .. } => "ftp",
             SourceSpec::Ftp { on_off: Some(_), .. } => "onoff",
+            SourceSpec::Ftp { repeat: Some(_), .. } => "file",
+            SourceSpec::Ftp { .. } => "ftp",
         }
     }
 
@@ -1282,6 +1288,7 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
                 payload,
                 tcp: tcp?,
                 on_off: None,
+                repeat: None,
             });
         }
         "cbr" => {
@@ -1354,6 +1361,49 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
             };
             SourceSpec::Batch { gap, batch, size }
         }
+        "file" => {
+            let size = match t.raw("size") {
+                Some(v) => Dist::parse(cx, v, &t.key_path("size"), Quantity::Bytes),
+                None => {
+                    t.report_missing(
+                        cx,
+                        "size",
+                        "the size of each transfer, e.g. \"100KB\", or a size distribution",
+                    );
+                    None
+                }
+            };
+            let gap = match t.raw("gap") {
+                Some(v) => Dist::parse(cx, v, &t.key_path("gap"), Quantity::Time),
+                None => {
+                    t.report_missing(
+                        cx,
+                        "gap",
+                        "the time from one transfer's end to the next one's start, e.g. \"1s\"",
+                    );
+                    None
+                }
+            };
+            let (payload, tcp) = read_tcp_app(cx, t);
+            let (size, gap, payload) = (size?, gap?, payload?);
+            match (size.rounded_mean(), payload.rounded_mean()) {
+                (Some(s), Some(p)) if s / p <= MAX_TRANSFER_PKTS => {}
+                _ => {
+                    cx.err(
+                        &t.key_path("size"),
+                        format!("transfers must have a finite mean of at most {MAX_TRANSFER_PKTS:.0e} packets"),
+                    );
+                    return None;
+                }
+            }
+            return Some(SourceSpec::Ftp {
+                size_bytes: None,
+                payload,
+                tcp: tcp?,
+                on_off: None,
+                repeat: Some((size, gap)),
+            });
+        }
         "onoff" if t.opt(cx, "transport", |v| parse_choice(v, &["udp", "tcp"])) == Some("tcp") => {
             let on = t.req(cx, "on", "the ON period length distribution", |_| Ok(()));
             let off = t.req(cx, "off", "the OFF period length distribution", |_| Ok(()));
@@ -1375,6 +1425,7 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
                 payload: payload?,
                 tcp: tcp?,
                 on_off: Some((on?, off?)),
+                repeat: None,
             });
         }
         "onoff" => {

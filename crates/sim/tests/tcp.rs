@@ -311,3 +311,75 @@ fn test_ted_rto_is_the_largest_rtt_the_deadlines_allow() {
     .unwrap_err();
     assert_eq!(errs[0].path, "traffic[0].tcp.rto");
 }
+
+/// Transfer time of one file of `n` packets of 1000 B payload over an idle
+/// 10 Mb/s link with 50 ms one-way delay, computed by hand. Serialising a
+/// data packet (1040 B) takes tx = 0.832 ms, an ACK or the SYN (40 B)
+/// t40 = 32 us. The SYN's round trip is T_syn = 2 (d + t40). Then slow start
+/// from IW = 2 with an ACK per packet sends rounds of 2, 4, 8, 16, 32
+/// packets; rounds are far shorter than the RTT, so round r + 1 starts when
+/// the first ACK of round r returns, A = tx + d + t40 + d after round r
+/// started, and its packets leave back to back (each ACK releases two, ACKs
+/// come tx apart). The m-th packet of round L is delivered at
+/// T_syn + (L - 1) A + m tx + d.
+fn file_time_by_hand(n: u32) -> f64 {
+    let (d, tx, t40) = (0.050, 1040.0 * 8.0 / 10e6, 40.0 * 8.0 / 10e6);
+    let (t_syn, a) = (2.0 * (d + t40), tx + d + t40 + d);
+    let (mut round, mut first, mut size) = (1u32, 1u32, 2u32);
+    while n >= first + size {
+        first += size;
+        size *= 2;
+        round += 1;
+    }
+    let m = n - first + 1;
+    t_syn + (round - 1) as f64 * a + m as f64 * tx + d
+}
+
+#[test]
+fn test_single_transfer_takes_handshake_and_slow_start_rounds() {
+    for n in [1u32, 2, 7, 40] {
+        let file = json!({ "name": "file", "kind": "file", "size": format!("{}B", n * 1000), "gap": "1000s",
+                           "packet_size": "1000B", "src": "a", "dst": "b", "start": "0s" });
+        let v = json!({
+            "duration": "10s",
+            "topology": { "kind": "graph", "nodes": ["a", "b"], "links": [
+                { "from": "a", "to": "b", "rate": "10Mbps", "delay": "50ms", "qdisc": { "kind": "droptail", "limit": "inf" } } ] },
+            "traffic": [file],
+        });
+        let s = run(&scenario(&v), 1).summary;
+        let t = &s["traffic"]["file"]["transfers"];
+        assert_eq!(t["count"], 1, "n {n}");
+        let (got, want) = (f(&t["mean_s"]), file_time_by_hand(n));
+        eprintln!("n {n}: {got:.9} s, by hand {want:.9} s");
+        assert!((got - want).abs() < 1e-9, "n {n}: {got} vs {want}");
+    }
+}
+
+#[test]
+fn test_repeated_transfers_each_deliver_their_size() {
+    // Transfers of 100 kB with 0.5 s gaps through a 1% Bernoulli loss
+    // queue: every completed transfer delivered exactly 100000 B, so the
+    // bytes delivered over the run lie between completed x 100000 and one
+    // more transfer; late packets of closed connections are ignored.
+    let file = json!({ "name": "file", "kind": "file", "size": "100kB", "gap": "500ms", "packet_size": "1000B", "start": "0s" });
+    let v = dumbbell(
+        "5ms",
+        "20ms",
+        json!({ "kind": "bernoulli", "limit": "inf", "p": 0.01 }),
+        vec![file],
+        "60s",
+        "0s",
+    );
+    let s = run(&scenario(&v), 1).summary;
+    let flow = &s["flows"][0];
+    let done = flow["transfers"].as_u64().unwrap();
+    let bytes = flow["transfer_bytes"].as_u64().unwrap();
+    eprintln!("{done} transfers, {bytes} B");
+    assert!(done > 20, "{done}");
+    assert!(
+        bytes >= done * 100_000 && bytes < (done + 1) * 100_000,
+        "{bytes} for {done} transfers"
+    );
+    assert!(f(&s["traffic"]["file"]["retransmits"]) > 0.0);
+    assert_eq!(s["traffic"]["file"]["kind"], "file");
+}

@@ -15,9 +15,8 @@ use aqmlab_qdisc::{Duration, Time};
 use rand::SeedableRng;
 
 use crate::dist::Dist;
-use crate::monitor::RunningStats;
 use crate::scenario::MAX_TCP_PAYLOAD_BYTES;
-use crate::tcp::{AckInfo, DataInfo, Delivered, Segment, TcpConfig, TcpSender, TcpSenderStats, TcpSink};
+use crate::tcp::{AckInfo, DataInfo, Delivered, Segment, TcpConfig, TcpSender, TcpSink};
 
 /// The data of a flow: how many packets and how large each is.
 #[derive(Clone, Debug)]
@@ -81,15 +80,10 @@ impl Payload {
     }
 }
 
-/// Sender counters and estimator samples inside the measurement window.
+/// What is counted about one connection.
 #[derive(Clone, Debug, Default)]
 pub struct ConnStats {
-    /// The sender's counters when the window opened.
-    pub at_warmup: TcpSenderStats,
-    /// srtt and RTO seen after each ACK inside the window (s).
-    pub srtt: RunningStats,
-    pub rto: RunningStats,
-    /// Payload bytes delivered in order, over the whole run.
+    /// Payload bytes delivered in order, over the connection's life.
     pub delivered_total: u64,
 }
 
