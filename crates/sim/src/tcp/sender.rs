@@ -705,18 +705,26 @@ impl TcpSender {
             self.recv_newack(a, ece, now);
             self.apply_initial_window();
         } else if a == self.last_ack {
-            self.dupacks += 1;
-            if self.dupacks == n {
-                self.reno_dupack_action(now, out);
-            } else if self.dupacks > n && self.last_action == CwndAction::DupAck {
-                // Inflation: each further dup ACK is a packet that left.
-                self.dupwnd += 1;
-            } else if self.dupacks < n && self.params.singledup {
-                self.send_one(now, out);
-            }
+            self.on_dupack(Self::reno_dupack_action, now, out);
         }
         if a >= self.last_ack && (self.dupacks == 0 || self.dupacks >= n) {
             self.send_much(self.params.max_burst, now, out);
+        }
+    }
+
+    /// A duplicate ACK under Reno or NewReno: the one at the threshold runs the
+    /// variant's `fast_retransmit` entry; later ones inflate the window
+    /// (each is a packet that left); earlier ones send a new packet with
+    /// limited transmit.
+    fn on_dupack(&mut self, enter: fn(&mut Self, Time, &mut Vec<Segment>), now: Time, out: &mut Vec<Segment>) {
+        let n = self.params.numdupacks;
+        self.dupacks += 1;
+        if self.dupacks == n {
+            enter(self, now, out);
+        } else if self.dupacks > n && self.last_action == CwndAction::DupAck {
+            self.dupwnd += 1;
+        } else if self.dupacks < n && self.params.singledup {
+            self.send_one(now, out);
         }
     }
 
@@ -773,14 +781,7 @@ impl TcpSender {
                 self.partial_ack(a, now, out);
             }
         } else if a == self.last_ack {
-            self.dupacks += 1;
-            if self.dupacks == n {
-                self.newreno_dupack_action(now, out);
-            } else if self.dupacks > n && self.last_action == CwndAction::DupAck {
-                self.dupwnd += 1;
-            } else if self.dupacks < n && self.params.singledup {
-                self.send_one(now, out);
-            }
+            self.on_dupack(Self::newreno_dupack_action, now, out);
         }
         if a >= self.last_ack {
             if self.dupacks == 0 {
