@@ -25,6 +25,7 @@ pub mod qdiscs;
 pub mod run;
 pub mod scenario;
 pub mod tcp;
+pub mod web;
 
 pub use config::ConfigError;
 pub use run::{run, RunOutput, Sim, ENGINE_VERSION};
