@@ -1,6 +1,7 @@
 //! Closed-loop request/response applications: HTTP/1.0 web sessions (ns-2's
-//! PagePool/WebTraf), persistent HTTP/1.1 clients with think times, and
-//! repeated file transfers.
+//! PagePool/WebTraf) and persistent HTTP/1.1 clients with think times.
+//! (Repeated file transfers, the `file` kind, are driven by the engine
+//! directly.)
 //!
 //! Each is a pure state machine: it decides what to launch and when, and the
 //! engine does the rest (opening TCP connections, moving packets, telling the
@@ -68,7 +69,7 @@
 //! handled inside one call (several launches, or a page done and the next
 //! page started, at the same `now`).
 //!
-//! # HTTP/1.1 and file transfers
+//! # HTTP/1.1
 //!
 //! [`Http11Client`]: one persistent connection per client/server pair;
 //! repeat a 1-packet request, a response of `response_size` bytes (default
@@ -77,10 +78,6 @@
 //! exponential, mean 50 s) from the response's completion. Whether cwnd
 //! restarts after the idle think time (`slow_start_restart`) is the TCP
 //! layer's business, not this machine's.
-//!
-//! [`FileTransfers`]: one transfer of `size` bytes at a time, each on a new
-//! connection, the next one `gap` after the previous one completes,
-//! optionally `count` transfers in all; for delivery-time studies.
 
 use aqmlab_qdisc::rng::{self, Rng};
 use aqmlab_qdisc::{Duration, Time};
@@ -438,7 +435,7 @@ impl WebSession {
 }
 
 // ---------------------------------------------------------------------------
-// Request, wait for the response, pause, repeat: HTTP/1.1 and file transfers
+// Request, wait for the response, pause, repeat: HTTP/1.1
 
 /// Where a request/pause cycle is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -452,7 +449,6 @@ enum Cycle {
     Waiting {
         until: Time,
     },
-    Finished,
 }
 
 impl Cycle {
@@ -566,106 +562,6 @@ impl Http11Client {
     /// When the think time ends, while thinking.
     pub fn next_timer(&self) -> Option<Time> {
         self.cycle.next_timer()
-    }
-}
-
-/// Repeated file transfers' distributions.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FileParams {
-    /// Bytes in a transfer (rounded up to whole bytes, at least 1).
-    pub size: Dist,
-    /// Seconds from a transfer's completion to the next one's start.
-    pub gap: Dist,
-    /// Transfers in all; `None` for no limit.
-    pub count: Option<u64>,
-}
-
-/// What [`FileTransfers`] asks of the engine, or tells it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FileAction {
-    /// Open a new connection and send `size_bytes`; call
-    /// [`FileTransfers::transfer_done`] with `transfer` when delivered.
-    Launch { transfer: u64, size_bytes: u64 },
-    /// The last of `count` transfers is done.
-    Done,
-}
-
-/// Transfers one after another, each on a new connection (see the module
-/// documentation). One stream; draws: the size at each launch, the gap at
-/// each completion that is not the last.
-#[derive(Clone, Debug)]
-pub struct FileTransfers {
-    params: FileParams,
-    rng: Rng,
-    cycle: Cycle,
-    next_transfer: u64,
-}
-
-impl FileTransfers {
-    pub fn new(params: &FileParams, rng: Rng) -> FileTransfers {
-        FileTransfers {
-            params: params.clone(),
-            rng,
-            cycle: Cycle::Idle,
-            next_transfer: 0,
-        }
-    }
-
-    /// Launches the first transfer now (with `count = Some(0)`, none: done).
-    /// Ignored unless not yet started.
-    pub fn start(&mut self, now: Time, out: &mut Vec<FileAction>) {
-        if self.cycle == Cycle::Idle {
-            if self.params.count == Some(0) {
-                self.cycle = Cycle::Finished;
-                out.push(FileAction::Done);
-                return;
-            }
-            self.cycle = Cycle::Waiting { until: now };
-            self.timer(now, out);
-        }
-    }
-
-    /// Transfer `transfer` is delivered. Any other id is an engine bug (a
-    /// debug assertion; ignored in release builds).
-    pub fn transfer_done(&mut self, transfer: u64, now: Time, out: &mut Vec<FileAction>) {
-        if self.cycle != (Cycle::Busy { id: transfer }) {
-            debug_assert!(false, "transfer {transfer} done but not under way");
-            return;
-        }
-        if self.params.count == Some(transfer + 1) {
-            self.cycle = Cycle::Finished;
-            out.push(FileAction::Done);
-        } else {
-            self.cycle = Cycle::Waiting {
-                until: now + gap(&self.params.gap, &mut self.rng),
-            };
-            self.timer(now, out);
-        }
-    }
-
-    /// Launches the next transfer if the gap is over.
-    pub fn timer(&mut self, now: Time, out: &mut Vec<FileAction>) {
-        if let Cycle::Waiting { until } = self.cycle {
-            if until <= now {
-                let size_bytes = ceil_whole(self.params.size.sample(&mut self.rng));
-                out.push(FileAction::Launch {
-                    transfer: self.next_transfer,
-                    size_bytes,
-                });
-                self.cycle = Cycle::Busy { id: self.next_transfer };
-                self.next_transfer += 1;
-            }
-        }
-    }
-
-    /// When the gap ends, while waiting.
-    pub fn next_timer(&self) -> Option<Time> {
-        self.cycle.next_timer()
-    }
-
-    /// Whether all `count` transfers are done.
-    pub fn is_done(&self) -> bool {
-        self.cycle == Cycle::Finished
     }
 }
 
@@ -1217,66 +1113,5 @@ mod test {
             now = c.next_timer().unwrap();
             c.timer(now, &mut out);
         }
-    }
-
-    // File transfers
-
-    #[test]
-    fn test_file_transfers_repeat_then_finish() {
-        let p = FileParams {
-            size: Dist::Constant(1e6 + 0.5),
-            gap: Dist::Constant(2.0),
-            count: Some(2),
-        };
-        let mut f = FileTransfers::new(&p, rng::stream(1, "f"));
-        let mut out = Vec::new();
-        f.start(ms(0), &mut out);
-        let launch = |transfer| FileAction::Launch {
-            transfer,
-            size_bytes: 1_000_001,
-        };
-        assert_eq!(out, vec![launch(0)]);
-        out.clear();
-        f.transfer_done(0, ms(10_000), &mut out);
-        assert!(out.is_empty());
-        assert_eq!(f.next_timer(), Some(ms(12_000)));
-        f.timer(ms(12_000), &mut out);
-        assert_eq!(out, vec![launch(1)]);
-        out.clear();
-        f.transfer_done(1, ms(20_000), &mut out);
-        assert_eq!(out, vec![FileAction::Done]);
-        assert!(f.is_done());
-        assert_eq!(f.next_timer(), None);
-    }
-
-    #[test]
-    fn test_file_transfers_zero_gap_and_zero_count() {
-        let p = FileParams {
-            size: Dist::Constant(100.0),
-            gap: Dist::Constant(0.0),
-            count: None,
-        };
-        let mut f = FileTransfers::new(&p, rng::stream(1, "f"));
-        let mut out = Vec::new();
-        f.start(ms(0), &mut out);
-        f.transfer_done(0, ms(5), &mut out);
-        assert_eq!(
-            out,
-            vec![
-                FileAction::Launch {
-                    transfer: 0,
-                    size_bytes: 100
-                },
-                FileAction::Launch {
-                    transfer: 1,
-                    size_bytes: 100
-                }
-            ]
-        );
-        let mut f = FileTransfers::new(&FileParams { count: Some(0), ..p }, rng::stream(1, "f"));
-        out.clear();
-        f.start(ms(0), &mut out);
-        assert_eq!(out, vec![FileAction::Done]);
-        assert!(f.is_done());
     }
 }
