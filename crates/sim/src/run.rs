@@ -23,6 +23,7 @@ use crate::qdiscs::describe;
 use crate::scenario::{DelaySpec, Report, Scenario, SourceSpec};
 use crate::tcp::conn::{Payload, TcpConn};
 use crate::tcp::{AckInfo, DataInfo, RtoConfig, Segment};
+use crate::web::{Action as WebAction, WebSession, REQUEST_PKTS};
 
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -50,11 +51,16 @@ enum Event {
     TcpSinkTimer { flow: u32, generation: u32 },
     /// Flow `0`'s ON/OFF application switches.
     TcpOnOff(u32),
+    /// Web session `0` starts.
+    WebStart(u32),
+    /// A web session's own timer (next object or page).
+    WebTimer { session: u32, generation: u32 },
 }
 
 /// A TCP flow's connection and the engine's timers for its two agents.
 struct TcpFlow {
     conn: TcpConn,
+    role: Role,
     /// Which of the flow's connections `conn` is; packets carry it.
     gen: u32,
     sender_timer: Timer,
@@ -100,6 +106,36 @@ impl TcpFlow {
     }
 }
 
+/// What a TCP connection carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// A group's own flow (`ftp`, `file`, `onoff`).
+    Flow,
+    /// Web session `session`'s request for `object`, client to server.
+    WebRequest { session: u32, object: u64 },
+    /// The response to it, server to client.
+    WebResponse { session: u32, object: u64 },
+}
+
+/// A web session of a `web` group and what is measured about it.
+struct WebSlot {
+    session: WebSession,
+    /// Its row in `stats` (a flow index of the group).
+    stat: u32,
+    servers: Vec<u32>,
+    clients: Vec<u32>,
+    payload_bytes: u32,
+    cfg: crate::tcp::TcpConfig,
+    timer: Timer,
+    /// Objects in flight: (object, launch time, size in packets).
+    in_flight: Vec<(u64, Time, u32)>,
+    /// Object and page times that ended inside the window (s).
+    object_times: Vec<f64>,
+    page_times: Vec<f64>,
+    /// TCP counters of its closed connections inside the window.
+    counts: [u64; 4],
+}
+
 /// Repeated transfers of a `file` group.
 struct Repeat {
     size: crate::dist::Dist,
@@ -129,6 +165,9 @@ struct Link {
 
 #[derive(Clone, Copy, Debug)]
 struct FlowMeta {
+    /// The row of `stats` the flow's packets count in: its own for a
+    /// group's flows; its session's for a web connection.
+    stat: u32,
     /// The group's TED deadline, `Duration::MAX` for none.
     ted_deadline: Duration,
     group: u16,
@@ -176,6 +215,16 @@ pub struct Sim<'s> {
     sources: Vec<Option<UdpSource>>,
     /// The TCP connection of each flow (`None` for UDP flows).
     tcp: Vec<Option<Box<TcpFlow>>>,
+    /// Web sessions, and the connection slots freed for reuse (with the
+    /// timers of their last connection, whose generations go on).
+    web: Vec<WebSlot>,
+    free_slots: Vec<u32>,
+    slot_timers: Vec<(Timer, Timer, u32)>,
+    web_actions: Vec<WebAction>,
+    /// Open web connections now, and their time integral in the window.
+    active_conns: u64,
+    active_since: Time,
+    active_area: u128,
     /// Scratch for what TCP agents send.
     segments: Vec<Segment>,
     acks: Vec<AckInfo>,
@@ -230,6 +279,13 @@ impl<'s> Sim<'s> {
             flows: Vec::new(),
             sources: Vec::new(),
             tcp: Vec::new(),
+            web: Vec::new(),
+            free_slots: Vec::new(),
+            slot_timers: Vec::new(),
+            web_actions: Vec::new(),
+            active_conns: 0,
+            active_since: Time::ZERO,
+            active_area: 0,
             segments: Vec::new(),
             acks: Vec::new(),
             stats: Vec::new(),
@@ -252,6 +308,7 @@ impl<'s> Sim<'s> {
                 let (src, dst) = group.endpoints(j);
                 let f = sim.flows.len() as u32;
                 sim.flows.push(FlowMeta {
+                    stat: f,
                     ted_deadline: group.ted_deadline.unwrap_or(Duration::MAX),
                     group: g as u16,
                     class: group.class,
@@ -303,6 +360,7 @@ impl<'s> Sim<'s> {
                         });
                         Some(Box::new(TcpFlow {
                             conn,
+                            role: Role::Flow,
                             gen: 0,
                             sender_timer: Timer::default(),
                             sink_timer: Timer::default(),
@@ -319,6 +377,43 @@ impl<'s> Sim<'s> {
                             transfer_times: Vec::new(),
                             transfer_bytes: 0,
                         }))
+                    }
+                    SourceSpec::Web {
+                        params,
+                        payload_bytes,
+                        tcp,
+                    } => {
+                        let mut cfg = *tcp;
+                        if cfg.rto == RtoConfig::Ted {
+                            // Connections of a session run between varying hosts:
+                            // the TED RTO is taken for the group's first pair.
+                            cfg.rto = RtoConfig::Fixed(ted_rto(sc, &sim.links, g, group.src[0], group.dst[0]));
+                        }
+                        let session = WebSession::new(
+                            params,
+                            group.dst.len() as u32,
+                            group.src.len() as u32,
+                            rng::stream(seed, &format!("{name}.web")),
+                        )
+                        .expect("a validated web group");
+                        sim.web.push(WebSlot {
+                            session,
+                            stat: f,
+                            servers: group.src.clone(),
+                            clients: group.dst.clone(),
+                            payload_bytes: *payload_bytes,
+                            cfg,
+                            timer: Timer::default(),
+                            in_flight: Vec::new(),
+                            object_times: Vec::new(),
+                            page_times: Vec::new(),
+                            counts: [0; 4],
+                        });
+                        sim.events.schedule(
+                            Time::ZERO + Duration::from_secs_f64(start),
+                            Event::WebStart(sim.web.len() as u32 - 1),
+                        );
+                        None
                     }
                     _ => None,
                 });
@@ -343,6 +438,7 @@ impl<'s> Sim<'s> {
         if window.start > Time::ZERO {
             sim.events.schedule(window.start, Event::Warmup);
         }
+        sim.slot_timers = vec![(Timer::default(), Timer::default(), 0); sim.flows.len()];
         sim
     }
 
@@ -401,6 +497,9 @@ impl<'s> Sim<'s> {
                     }
                 }
                 Event::TcpOnOff(f) => self.on_off_switch(f),
+                // A closed web connection's timers are dead.
+                Event::TcpSenderTimer { flow, .. } | Event::TcpSinkTimer { flow, .. }
+                    if self.tcp[flow as usize].is_none() => {}
                 Event::TcpSenderTimer { flow, generation } => {
                     let now = self.now;
                     let mut segs = std::mem::take(&mut self.segments);
@@ -420,6 +519,21 @@ impl<'s> Sim<'s> {
                     }
                     self.acks = acks;
                     self.tcp_ack(flow);
+                }
+                Event::WebStart(w) => {
+                    let (now, mut actions) = (self.now, std::mem::take(&mut self.web_actions));
+                    self.web[w as usize].session.start(now, &mut actions);
+                    self.web_actions = actions;
+                    self.web_act(w);
+                }
+                Event::WebTimer { session, generation } => {
+                    let (now, mut actions) = (self.now, std::mem::take(&mut self.web_actions));
+                    let slot = &mut self.web[session as usize];
+                    if slot.timer.fire(generation) {
+                        slot.session.timer(now, &mut actions);
+                    }
+                    self.web_actions = actions;
+                    self.web_act(session);
                 }
             }
         }
@@ -444,6 +558,178 @@ impl<'s> Sim<'s> {
         self.tcp_send(f);
         self.events
             .schedule(now + Duration::from_secs_f64(period), Event::TcpOnOff(f));
+    }
+
+    /// Carries out what web session `w` asked for in `self.web_actions`,
+    /// then keeps its timer in step.
+    fn web_act(&mut self, w: u32) {
+        let (now, inside) = (self.now, self.window.contains(self.now));
+        let mut actions = std::mem::take(&mut self.web_actions);
+        for a in actions.drain(..) {
+            match a {
+                WebAction::Launch {
+                    object,
+                    client,
+                    server,
+                    size_pkts,
+                    ..
+                } => {
+                    let slot = &mut self.web[w as usize];
+                    slot.in_flight.push((object, now, size_pkts));
+                    let (c, s) = (slot.clients[client as usize], slot.servers[server as usize]);
+                    let bytes = (REQUEST_PKTS * slot.payload_bytes) as u64;
+                    self.open_web_conn(w, Role::WebRequest { session: w, object }, c, s, bytes, true);
+                }
+                WebAction::PageDone { started, now, .. } => {
+                    if inside {
+                        self.web[w as usize].page_times.push((now - started).as_secs_f64());
+                    }
+                }
+                WebAction::SessionDone => {}
+            }
+        }
+        self.web_actions = actions;
+        let slot = &mut self.web[w as usize];
+        let wanted = slot.session.next_timer();
+        if wanted != slot.timer.armed_at() {
+            match wanted {
+                Some(at) => {
+                    let generation = slot.timer.arm(at);
+                    self.events
+                        .schedule(at.max(now), Event::WebTimer { session: w, generation });
+                }
+                None => slot.timer.cancel(),
+            }
+        }
+    }
+
+    /// Opens a web connection from `src` to `dst` carrying `bytes`, in a
+    /// free slot (or a new one), and starts it.
+    fn open_web_conn(&mut self, w: u32, role: Role, src: u32, dst: u32, bytes: u64, syn: bool) {
+        let web = &self.web[w as usize];
+        let stat = web.stat;
+        let mut cfg = web.cfg;
+        cfg.syn = syn;
+        let payload = Payload::new(crate::dist::Dist::Constant(web.payload_bytes as f64), 0, Some(bytes));
+        let conn = TcpConn::new(&cfg, payload, Duration::ZERO).expect("a validated TCP configuration");
+        let meta = FlowMeta {
+            stat,
+            src,
+            dst,
+            ..self.flows[stat as usize]
+        };
+        let f = match self.free_slots.pop() {
+            Some(f) => {
+                self.flows[f as usize] = meta;
+                f
+            }
+            None => {
+                self.flows.push(meta);
+                self.tcp.push(None);
+                self.sources.push(None);
+                self.slot_timers.push((Timer::default(), Timer::default(), 0));
+                (self.flows.len() - 1) as u32
+            }
+        };
+        let (sender_timer, sink_timer, gen) = self.slot_timers[f as usize];
+        self.tcp[f as usize] = Some(Box::new(TcpFlow {
+            conn,
+            role,
+            gen: gen + 1,
+            sender_timer,
+            sink_timer,
+            on_off: None,
+            repeat: None,
+            cfg,
+            boot: Duration::ZERO,
+            payload: crate::dist::Dist::Constant(0.0),
+            payload_seed: 0,
+            counts: [0; 4],
+            last_seen: Default::default(),
+            srtt: RunningStats::default(),
+            rto: RunningStats::default(),
+            transfer_times: Vec::new(),
+            transfer_bytes: 0,
+        }));
+        self.active_changed(1);
+        let (now, mut segs) = (self.now, std::mem::take(&mut self.segments));
+        self.tcp_mut(f).conn.start(now, &mut segs);
+        self.segments = segs;
+        self.tcp_send(f);
+    }
+
+    /// Closes web connection `f`: its counters go to its session and its
+    /// slot (with its timers' generations) to the free list.
+    fn close_web_conn(&mut self, f: u32, w: u32) {
+        let inside = self.window.contains(self.now);
+        let mut t = self.tcp[f as usize].take().expect("an open web connection");
+        t.account(inside);
+        t.sender_timer.cancel();
+        t.sink_timer.cancel();
+        for (total, c) in self.web[w as usize].counts.iter_mut().zip(t.counts) {
+            *total += c;
+        }
+        self.slot_timers[f as usize] = (t.sender_timer, t.sink_timer, t.gen);
+        self.free_slots.push(f);
+        self.active_changed(-1);
+    }
+
+    /// The number of open web connections changes by `delta`.
+    fn active_changed(&mut self, delta: i64) {
+        let dt = self.window.overlap_ns(self.active_since, self.now) as u128;
+        self.active_area += self.active_conns as u128 * dt;
+        self.active_since = self.now;
+        self.active_conns = (self.active_conns as i64 + delta) as u64;
+    }
+
+    /// A web connection delivered everything: a request opens the response;
+    /// a response completes its object.
+    fn web_transfer_done(&mut self, f: u32, role: Role) {
+        let now = self.now;
+        match role {
+            Role::WebRequest { session, object } => {
+                self.close_web_conn(f, session);
+                let m = self.flows[f as usize];
+                let slot = &self.web[session as usize];
+                let size = slot
+                    .in_flight
+                    .iter()
+                    .find(|o| o.0 == object)
+                    .expect("a launched object")
+                    .2;
+                let bytes = size as u64 * slot.payload_bytes as u64;
+                // The server has the request: the response goes back.
+                self.open_web_conn(
+                    session,
+                    Role::WebResponse { session, object },
+                    m.dst,
+                    m.src,
+                    bytes,
+                    false,
+                );
+            }
+            Role::WebResponse { session, object } => {
+                self.close_web_conn(f, session);
+                let inside = self.window.contains(now);
+                let slot = &mut self.web[session as usize];
+                let i = slot
+                    .in_flight
+                    .iter()
+                    .position(|o| o.0 == object)
+                    .expect("a launched object");
+                let (_, launched, _) = slot.in_flight.swap_remove(i);
+                if inside {
+                    slot.object_times.push((now - launched).as_secs_f64());
+                }
+                let mut actions = std::mem::take(&mut self.web_actions);
+                self.web[session as usize]
+                    .session
+                    .object_done(object, now, &mut actions);
+                self.web_actions = actions;
+                self.web_act(session);
+            }
+            Role::Flow => unreachable!("web transfers only"),
+        }
     }
 
     /// A `file` flow's next transfer: a new connection (the next
@@ -522,7 +808,7 @@ impl<'s> Sim<'s> {
             pkt.ecn = if seg.ect { Ecn::Ect } else { Ecn::NotEct };
             pkt.tcp_flags = if seg.cwr { tcp_flags::CWR } else { 0 };
             if self.window.contains(self.now) {
-                let s = &mut self.stats[f as usize];
+                let s = &mut self.stats[m.stat as usize];
                 s.sent_pkts += 1;
                 s.sent_bytes += size as u64;
             }
@@ -687,7 +973,8 @@ impl<'s> Sim<'s> {
     #[inline]
     fn flow_drop(&mut self, pkt: &Packet) {
         if pkt.kind != PacketKind::TcpAck && self.window.contains(pkt.sent_at) {
-            self.stats[pkt.flow as usize].drops += 1;
+            let stat = self.flows[pkt.flow as usize].stat;
+            self.stats[stat as usize].drops += 1;
         }
     }
 
@@ -748,7 +1035,8 @@ impl<'s> Sim<'s> {
                 }
             }
             // A late packet of a connection the flow has closed.
-            PacketKind::TcpData | PacketKind::TcpSyn | PacketKind::TcpAck if pkt.conn_gen != self.tcp_mut(f).gen => {}
+            PacketKind::TcpData | PacketKind::TcpSyn | PacketKind::TcpAck
+                if self.tcp[f as usize].as_ref().is_none_or(|t| t.gen != pkt.conn_gen) => {}
             PacketKind::TcpData | PacketKind::TcpSyn => {
                 let info = DataInfo {
                     seq: pkt.seq,
@@ -766,7 +1054,7 @@ impl<'s> Sim<'s> {
                 self.acks = acks;
                 if inside {
                     // Goodput: payload delivered in order to the application.
-                    let s = &mut self.stats[f as usize];
+                    let s = &mut self.stats[self.flows[f as usize].stat as usize];
                     s.delivered_pkts += pkts;
                     s.delivered_bytes += bytes;
                     // One-way delay of the packets that delivered data (not
@@ -777,7 +1065,10 @@ impl<'s> Sim<'s> {
                 }
                 self.tcp_ack(f);
                 if finished {
-                    self.transfer_done(f);
+                    match self.tcp_mut(f).role {
+                        Role::Flow => self.transfer_done(f),
+                        role => self.web_transfer_done(f, role),
+                    }
                 }
             }
             PacketKind::TcpAck => {
@@ -865,6 +1156,12 @@ impl<'s> Sim<'s> {
                 i += 1;
             }
         }
+        if !self.web.is_empty() {
+            if tr.columns.len() <= i {
+                tr.columns.push(("web.active_connections".to_string(), Vec::new()));
+            }
+            tr.columns[i].1.push(self.active_conns as f64);
+        }
         tr.next_at = self.now + tr.interval;
         if tr.next_at <= self.window.end {
             self.events.schedule(tr.next_at, Event::Sample);
@@ -896,6 +1193,8 @@ impl<'s> Sim<'s> {
 
     /// Closes the measurements and assembles the result.
     pub fn finish(mut self, wall_s: f64) -> RunOutput {
+        self.now = self.window.end;
+        self.active_changed(0);
         let end = self.window.end;
         for l in &mut self.links {
             l.mon.finish(end, l.busy);
@@ -1017,6 +1316,42 @@ impl<'s> Sim<'s> {
                     "p95_s": p95.map_or(Value::Null, |x| num(*x)),
                 });
             }
+            if let SourceSpec::Web { .. } = group.source {
+                // Connections still open add their counters so far.
+                let first = f as u32 - group.count;
+                let open: Vec<u32> = (0..self.tcp.len() as u32)
+                    .filter(|&c| {
+                        matches!(self.tcp[c as usize].as_ref().map(|t| t.role),
+                        Some(Role::WebRequest { session, .. } | Role::WebResponse { session, .. })
+                            if self.web[session as usize].stat >= first && self.web[session as usize].stat < f as u32)
+                    })
+                    .collect();
+                let mut counts = [0u64; 4];
+                for c in open {
+                    let t = self.tcp[c as usize].as_mut().expect("an open connection");
+                    t.account(true);
+                    for (total, x) in counts.iter_mut().zip(t.counts) {
+                        *total += x;
+                    }
+                }
+                let (mut objects, mut pages) = (Vec::new(), Vec::new());
+                for w in self.web.iter().filter(|w| w.stat >= first && w.stat < f as u32) {
+                    objects.extend_from_slice(&w.object_times);
+                    pages.extend_from_slice(&w.page_times);
+                    for (total, x) in counts.iter_mut().zip(w.counts) {
+                        *total += x;
+                    }
+                }
+                for (key, x) in ["retransmits", "timeouts", "fast_retransmits", "ecn_reductions"]
+                    .iter()
+                    .zip(counts)
+                {
+                    g[*key] = json!(x);
+                }
+                g["objects"] = times_summary(&mut objects);
+                g["pages"] = times_summary(&mut pages);
+                g["active_connections_mean"] = num(self.active_area as f64 / (w * 1e9));
+            }
             traffic.insert(group.name.clone(), g);
         }
 
@@ -1046,6 +1381,21 @@ impl<'s> Sim<'s> {
         };
         RunOutput { summary, series }
     }
+}
+
+/// Count, mean, standard deviation and percentiles of transfer times.
+fn times_summary(xs: &mut [f64]) -> Value {
+    xs.sort_by(f64::total_cmp);
+    let mut stats = RunningStats::default();
+    xs.iter().for_each(|&x| stats.push(x));
+    let pct = |p: f64| {
+        xs.get(((xs.len() as f64 * p).ceil() as usize).saturating_sub(1))
+            .map_or(Value::Null, |x| num(*x))
+    };
+    json!({
+        "count": stats.n, "mean_s": num(stats.mean()), "std_s": num(stats.std()),
+        "p50_s": pct(0.5), "p95_s": pct(0.95), "p99_s": pct(0.99),
+    })
 }
 
 /// Runs `sc` with `seed`.

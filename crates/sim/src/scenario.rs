@@ -206,6 +206,15 @@ pub enum SourceSpec {
         /// delivered.
         repeat: Option<(Dist, Dist)>,
     },
+    /// HTTP/1.0 web sessions (ns-2's PagePool/WebTraf): `count` sessions,
+    /// each object a request (client -> server) and a response of
+    /// `object_size` packets of `payload_bytes` (server -> client). Servers
+    /// are the group's `src` hosts, clients its `dst` hosts.
+    Web {
+        params: crate::web::WebParams,
+        payload_bytes: u32,
+        tcp: TcpConfig,
+    },
 }
 
 /// Traffic classes: the RED+Tail classifier and per-class metrics use them.
@@ -222,7 +231,7 @@ pub const MAX_TCP_PAYLOAD_BYTES: u32 = 65_495;
 /// The most data packets a finite TCP transfer may have.
 pub const MAX_TRANSFER_PKTS: f64 = 1e8;
 
-pub const TRAFFIC_KINDS: &[&str] = &["ftp", "file", "cbr", "poisson", "batch-poisson", "onoff"];
+pub const TRAFFIC_KINDS: &[&str] = &["ftp", "file", "web", "cbr", "poisson", "batch-poisson", "onoff"];
 
 impl SourceSpec {
     pub fn kind(&self) -> &'static str {
@@ -234,11 +243,12 @@ impl SourceSpec {
             SourceSpec::Ftp { on_off: Some(_), .. } => "onoff",
             SourceSpec::Ftp { repeat: Some(_), .. } => "file",
             SourceSpec::Ftp { .. } => "ftp",
+            SourceSpec::Web { .. } => "web",
         }
     }
 
     pub fn is_tcp(&self) -> bool {
-        matches!(self, SourceSpec::Ftp { .. })
+        matches!(self, SourceSpec::Ftp { .. } | SourceSpec::Web { .. })
     }
 }
 
@@ -1159,7 +1169,11 @@ fn read_group(
     let net = net?;
     let (name, source, src, dst, start) = (name?, source?, src?, dst?, start?);
     // TCP is `bulk` unless it says otherwise; open-loop UDP `realtime`.
-    let class = class.unwrap_or(if source.is_tcp() { "bulk" } else { "realtime" });
+    let class = class.unwrap_or(if matches!(source, SourceSpec::Ftp { .. }) {
+        "bulk"
+    } else {
+        "realtime"
+    });
     if let Some(stop) = stop {
         if stop == Duration::ZERO {
             cx.err(&join(path, "stop"), "must be later than 0s");
@@ -1361,6 +1375,42 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
             };
             SourceSpec::Batch { gap, batch, size }
         }
+        "web" => {
+            let mut p = crate::web::WebParams::default();
+            let dist = |t: &mut Table, cx: &mut Cx, key: &'static str, q: Quantity, field: &mut Dist| {
+                if let Some(d) = t.raw(key).and_then(|v| Dist::parse(cx, v, &t.key_path(key), q)) {
+                    if d.mean().is_none() {
+                        cx.err(&t.key_path(key), "needs a finite mean");
+                    } else {
+                        *field = d;
+                    }
+                }
+            };
+            dist(t, cx, "pages_per_session", Quantity::Count, &mut p.pages_per_session);
+            dist(t, cx, "inter_page", Quantity::Time, &mut p.inter_page);
+            dist(t, cx, "objects_per_page", Quantity::Count, &mut p.objects_per_page);
+            dist(t, cx, "inter_object", Quantity::Time, &mut p.inter_object);
+            dist(t, cx, "object_size", Quantity::Count, &mut p.object_size);
+            if let Some(b) = t.opt(cx, "replace", parse_bool) {
+                p.replace_finished = b;
+            }
+            let (payload, tcp) = read_tcp_app(cx, t);
+            let payload_bytes = match payload? {
+                Dist::Constant(b) => b as u32,
+                _ => {
+                    cx.err(
+                        &t.key_path("packet_size"),
+                        "web objects are counted in packets: give one packet size, e.g. \"1000B\"",
+                    );
+                    return None;
+                }
+            };
+            return Some(SourceSpec::Web {
+                params: p,
+                payload_bytes,
+                tcp: tcp?,
+            });
+        }
         "file" => {
             let size = match t.raw("size") {
                 Some(v) => Dist::parse(cx, v, &t.key_path("size"), Quantity::Bytes),
@@ -1457,7 +1507,7 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
     // The clock ticks in nanoseconds: a source whose packets (or batches)
     // would come less than 1 ns apart on average cannot be simulated.
     let (gap_s, key) = match &source {
-        SourceSpec::Ftp { .. } => unreachable!("ftp returns above"),
+        SourceSpec::Ftp { .. } | SourceSpec::Web { .. } => unreachable!("TCP kinds return above"),
         SourceSpec::Cbr {
             rate_bps, size_bytes, ..
         }

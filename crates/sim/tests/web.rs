@@ -1,0 +1,96 @@
+//! Web traffic in whole runs: the exact time of one object, and the
+//! offered load of many sessions.
+
+mod common;
+
+use aqmlab_sim::run;
+use common::*;
+use serde_json::{json, Value};
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// One web session of one page of one object of `n` packets between a
+/// server `a` and a client `b` on an idle 10 Mb/s, 50 ms link.
+fn one_object(n: u32) -> Value {
+    json!({
+        "duration": "20s",
+        "topology": { "kind": "graph", "nodes": ["a", "b"], "links": [
+            { "from": "a", "to": "b", "rate": "10Mbps", "delay": "50ms", "qdisc": { "kind": "droptail", "limit": "inf" } } ] },
+        "traffic": [ { "name": "web", "kind": "web", "src": "a", "dst": "b", "start": "0s", "packet_size": "1000B",
+                       "pages_per_session": 1, "objects_per_page": 1, "object_size": n, "inter_page": "1000s",
+                       "replace": false } ],
+    })
+}
+
+/// The object's time by hand. Data packets are 1040 B (tx = 0.832 ms at
+/// 10 Mb/s), SYN and ACKs 40 B (t40 = 32 us), d = 50 ms. The client's SYN
+/// takes a round trip, T_syn = 2 (d + t40); the 1-packet request then
+/// reaches the server at t1 = T_syn + tx + d. The server answers at once on
+/// the open connection (no second SYN) with IW = 2, but its link first
+/// sends the 40 B ACK of the request, so the response's rounds start at
+/// t1 + t40. Slow start then sends rounds of 2, 4, 8, ... packets, round r +
+/// 1 starting A = tx + d + t40 + d after round r; the m-th packet of round L
+/// arrives at t1 + t40 + (L - 1) A + m tx + d.
+fn object_time_by_hand(n: u32) -> f64 {
+    let (d, tx, t40) = (0.050, 1040.0 * 8.0 / 10e6, 40.0 * 8.0 / 10e6);
+    let t1 = 2.0 * (d + t40) + tx + d;
+    let a = tx + d + t40 + d;
+    let (mut round, mut first, mut size) = (1u32, 1u32, 2u32);
+    while n >= first + size {
+        first += size;
+        size *= 2;
+        round += 1;
+    }
+    t1 + t40 + (round - 1) as f64 * a + (n - first + 1) as f64 * tx + d
+}
+
+#[test]
+fn test_one_object_takes_handshake_request_and_slow_start() {
+    for n in [1u32, 2, 7, 40] {
+        let s = run(&scenario(&one_object(n)), 1).summary;
+        let o = &s["traffic"]["web"]["objects"];
+        assert_eq!(o["count"], 1, "n {n}");
+        let (got, want) = (f(&o["mean_s"]), object_time_by_hand(n));
+        eprintln!("n {n}: {got:.9} s, by hand {want:.9} s");
+        assert!((got - want).abs() < 1e-9, "n {n}: {got} vs {want}");
+        // Request and response each delivered: 1 + n packets of 1000 B.
+        assert_eq!(s["flows"][0]["delivered"], 1 + n as u64);
+    }
+}
+
+#[test]
+fn test_offered_web_load_matches_sessions_over_page_cycle() {
+    // 40 sessions on an underloaded 10 Mb/s dumbbell: pages of 2 objects
+    // with sizes exponential of mean 9.5 packets (so max(1, ceil X) has mean
+    // 1 + e^{-1/9.5} / (1 - e^{-1/9.5}), computed below), each with a
+    // 1-packet request, 1 s apart on average after each page completes. The
+    // goodput of the group (requests and responses) must equal sessions x
+    // mean page bytes / (mean inter-page + mean page time) within 5%. Light
+    // tails keep the sample mean of 1000 s within about 1% (sd of a page's
+    // bytes / sqrt(pages) ~ 1.2 / sqrt(35000)).
+    let web = json!({ "name": "web", "kind": "web", "count": 40, "packet_size": "1000B",
+                      "pages_per_session": 1000000, "objects_per_page": 2, "inter_object": "10ms",
+                      "object_size": { "dist": "exponential", "mean": 9.5 }, "inter_page": { "dist": "exponential", "mean": "1s" } });
+    let v = json!({
+        "duration": "1000s", "warmup": "50s",
+        "topology": { "kind": "dumbbell", "senders": 4, "access_rate": "100Mbps", "access_delay": "10ms",
+                      "bottleneck": { "rate": "10Mbps", "delay": "20ms" }, "qdisc": { "kind": "droptail", "limit": "200pkt" } },
+        "traffic": [web],
+    });
+    let s = run(&scenario(&v), 1).summary;
+    let g = &s["traffic"]["web"];
+    let q = 1.0 / 9.5f64;
+    let mean_size = 1.0 + (-q).exp() / (1.0 - (-q).exp());
+    let page_bytes = 2.0 * (mean_size + 1.0) * 1000.0;
+    let page_time = f(&g["pages"]["mean_s"]);
+    let offered_bps = 40.0 * page_bytes * 8.0 / (1.0 + page_time);
+    let goodput = f(&g["goodput_bps"]);
+    eprintln!(
+        "goodput {goodput:.0} b/s, offered {offered_bps:.0} b/s (page time {page_time:.4} s, mean size {mean_size:.4})"
+    );
+    assert!(rel(goodput, offered_bps) < 0.05, "{goodput} vs {offered_bps}");
+    assert!(f(&s["queues"]["bottleneck"]["utilization"]) < 0.8, "underloaded");
+    assert!(f(&g["active_connections_mean"]) > 0.0);
+}
