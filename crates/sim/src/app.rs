@@ -69,7 +69,7 @@ impl UdpSource {
     /// The source of an open-loop group; `None` for a TCP group.
     pub fn new(spec: &SourceSpec, stop: Time, rng_gap: Rng, rng_size: Rng) -> Option<UdpSource> {
         let (gen, size) = match spec {
-            SourceSpec::Ftp { .. } | SourceSpec::Web { .. } => return None,
+            SourceSpec::Ftp { .. } | SourceSpec::Web { .. } | SourceSpec::Http11 { .. } => return None,
             SourceSpec::Cbr {
                 rate_bps,
                 size_bytes,

@@ -23,7 +23,7 @@ use crate::qdiscs::describe;
 use crate::scenario::{DelaySpec, Report, Scenario, SourceSpec};
 use crate::tcp::conn::{Payload, TcpConn};
 use crate::tcp::{AckInfo, DataInfo, RtoConfig, Segment};
-use crate::web::{Action as WebAction, WebSession, REQUEST_PKTS};
+use crate::web::{Action as WebAction, Http11Action, Http11Client, WebSession, REQUEST_PKTS};
 
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -55,6 +55,10 @@ enum Event {
     WebStart(u32),
     /// A web session's own timer (next object or page).
     WebTimer { session: u32, generation: u32 },
+    /// HTTP/1.1 client `0` opens its connection and sends its first request.
+    HttpStart(u32),
+    /// An HTTP/1.1 client's think time ends.
+    HttpTimer { client: u32, generation: u32 },
 }
 
 /// A TCP flow's connection and the engine's timers for its two agents.
@@ -87,6 +91,30 @@ struct TcpFlow {
 }
 
 impl TcpFlow {
+    /// A long-lived connection that the engine feeds with data as its
+    /// application asks (HTTP/1.1).
+    fn persistent(conn: TcpConn, role: Role, cfg: crate::tcp::TcpConfig) -> TcpFlow {
+        TcpFlow {
+            conn,
+            role,
+            gen: 0,
+            sender_timer: Timer::default(),
+            sink_timer: Timer::default(),
+            on_off: None,
+            repeat: None,
+            cfg,
+            boot: Duration::ZERO,
+            payload: crate::dist::Dist::Constant(0.0),
+            payload_seed: 0,
+            counts: [0; 4],
+            last_seen: Default::default(),
+            srtt: RunningStats::default(),
+            rto: RunningStats::default(),
+            transfer_times: Vec::new(),
+            transfer_bytes: 0,
+        }
+    }
+
     /// Adds the current connection's counters since they were last seen,
     /// counting them only inside the window.
     fn account(&mut self, inside: bool) {
@@ -112,9 +140,41 @@ enum Role {
     /// A group's own flow (`ftp`, `file`, `onoff`).
     Flow,
     /// Web session `session`'s request for `object`, client to server.
-    WebRequest { session: u32, object: u64 },
+    WebRequest {
+        session: u32,
+        object: u64,
+    },
     /// The response to it, server to client.
-    WebResponse { session: u32, object: u64 },
+    WebResponse {
+        session: u32,
+        object: u64,
+    },
+    /// HTTP/1.1 client `client`'s persistent connection for requests
+    /// (client to server) or responses (server to client).
+    HttpRequest {
+        client: u32,
+    },
+    HttpResponse {
+        client: u32,
+    },
+}
+
+/// A persistent HTTP/1.1 client and its two long-lived connections.
+struct HttpSlot {
+    client: Http11Client,
+    /// Connection slots: requests (client to server), responses back.
+    req: u32,
+    resp: u32,
+    /// Packets asked of and delivered by each connection so far.
+    req_target: u64,
+    req_delivered: u64,
+    resp_target: u64,
+    resp_delivered: u64,
+    /// The request under way: its response's packets and when it was asked.
+    pending: Option<(u32, Time)>,
+    timer: Timer,
+    /// Response times (request to the last response byte) in the window.
+    response_times: Vec<f64>,
 }
 
 /// A web session of a `web` group and what is measured about it.
@@ -221,6 +281,8 @@ pub struct Sim<'s> {
     free_slots: Vec<u32>,
     slot_timers: Vec<(Timer, Timer, u32)>,
     web_actions: Vec<WebAction>,
+    http: Vec<HttpSlot>,
+    http_actions: Vec<Http11Action>,
     /// Open web connections now, and their time integral in the window.
     active_conns: u64,
     active_since: Time,
@@ -283,6 +345,8 @@ impl<'s> Sim<'s> {
             free_slots: Vec::new(),
             slot_timers: Vec::new(),
             web_actions: Vec::new(),
+            http: Vec::new(),
+            http_actions: Vec::new(),
             active_conns: 0,
             active_since: Time::ZERO,
             active_area: 0,
@@ -302,6 +366,7 @@ impl<'s> Sim<'s> {
             }),
         };
         sim.events.schedule(window.end, Event::End);
+        let mut http_setup = Vec::new();
         for (g, group) in sc.groups.iter().enumerate() {
             let stop = group.stop.map(|d| Time(d.0)).unwrap_or(Time::MAX);
             for j in 0..group.count {
@@ -378,6 +443,29 @@ impl<'s> Sim<'s> {
                             transfer_bytes: 0,
                         }))
                     }
+                    SourceSpec::Http11 {
+                        params,
+                        payload_bytes,
+                        tcp,
+                    } => {
+                        let client =
+                            Http11Client::new(params, *payload_bytes, rng::stream(seed, &format!("{name}.http")))
+                                .expect("a validated HTTP/1.1 group");
+                        sim.http.push(HttpSlot {
+                            client,
+                            req: 0,
+                            resp: 0,
+                            req_target: 0,
+                            req_delivered: 0,
+                            resp_target: 0,
+                            resp_delivered: 0,
+                            pending: None,
+                            timer: Timer::default(),
+                            response_times: Vec::new(),
+                        });
+                        http_setup.push((sim.http.len() as u32 - 1, f, *tcp, *payload_bytes, start));
+                        None
+                    }
                     SourceSpec::Web {
                         params,
                         payload_bytes,
@@ -439,6 +527,38 @@ impl<'s> Sim<'s> {
             sim.events.schedule(window.start, Event::Warmup);
         }
         sim.slot_timers = vec![(Timer::default(), Timer::default(), 0); sim.flows.len()];
+        // Each HTTP/1.1 client's two persistent connections: responses in
+        // the client's own flow slot (server to client), requests in a new
+        // one the other way. Neither has data until a request is made.
+        for (c, f, cfg, payload_bytes, start) in http_setup {
+            let m = sim.flows[f as usize];
+            let conn = |syn: bool| {
+                let cfg = crate::tcp::TcpConfig { syn, ..cfg };
+                let data = Payload::new(crate::dist::Dist::Constant(payload_bytes as f64), 0, None);
+                TcpConn::new(&cfg, data, Duration::ZERO).expect("a validated TCP configuration")
+            };
+            sim.tcp[f as usize] = Some(Box::new(TcpFlow::persistent(
+                conn(false),
+                Role::HttpResponse { client: c },
+                cfg,
+            )));
+            sim.flows.push(FlowMeta {
+                src: m.dst,
+                dst: m.src,
+                ..m
+            });
+            sim.tcp.push(Some(Box::new(TcpFlow::persistent(
+                conn(true),
+                Role::HttpRequest { client: c },
+                cfg,
+            ))));
+            sim.sources.push(None);
+            sim.slot_timers.push((Timer::default(), Timer::default(), 0));
+            sim.http[c as usize].req = sim.flows.len() as u32 - 1;
+            sim.http[c as usize].resp = f;
+            sim.events
+                .schedule(Time::ZERO + Duration::from_secs_f64(start), Event::HttpStart(c));
+        }
         sim
     }
 
@@ -520,6 +640,32 @@ impl<'s> Sim<'s> {
                     self.acks = acks;
                     self.tcp_ack(flow);
                 }
+                Event::HttpStart(c) => {
+                    let now = self.now;
+                    let slot = &self.http[c as usize];
+                    let (req, resp) = (slot.req, slot.resp);
+                    for f in [req, resp] {
+                        let mut segs = std::mem::take(&mut self.segments);
+                        let t = self.tcp_mut(f);
+                        t.conn.started_at = now;
+                        t.conn.sender.start(now, &mut segs);
+                        self.segments = segs;
+                        self.tcp_send(f);
+                    }
+                    let mut actions = std::mem::take(&mut self.http_actions);
+                    self.http[c as usize].client.start(now, &mut actions);
+                    self.http_actions = actions;
+                    self.http_act(c);
+                }
+                Event::HttpTimer { client, generation } => {
+                    let (now, mut actions) = (self.now, std::mem::take(&mut self.http_actions));
+                    let slot = &mut self.http[client as usize];
+                    if slot.timer.fire(generation) {
+                        slot.client.timer(now, &mut actions);
+                    }
+                    self.http_actions = actions;
+                    self.http_act(client);
+                }
                 Event::WebStart(w) => {
                     let (now, mut actions) = (self.now, std::mem::take(&mut self.web_actions));
                     self.web[w as usize].session.start(now, &mut actions);
@@ -558,6 +704,82 @@ impl<'s> Sim<'s> {
         self.tcp_send(f);
         self.events
             .schedule(now + Duration::from_secs_f64(period), Event::TcpOnOff(f));
+    }
+
+    /// Carries out what HTTP/1.1 client `c` asked for: a request goes out on
+    /// its request connection; then its timer is kept in step.
+    fn http_act(&mut self, c: u32) {
+        let now = self.now;
+        let mut actions = std::mem::take(&mut self.http_actions);
+        for a in actions.drain(..) {
+            let Http11Action::Request { response_pkts, .. } = a;
+            let slot = &mut self.http[c as usize];
+            slot.pending = Some((response_pkts, now));
+            slot.req_target += REQUEST_PKTS as u64;
+            let req = slot.req;
+            let mut segs = std::mem::take(&mut self.segments);
+            self.tcp_mut(req)
+                .conn
+                .sender
+                .app_data(Some(REQUEST_PKTS as u64), now, &mut segs);
+            self.segments = segs;
+            self.tcp_send(req);
+        }
+        self.http_actions = actions;
+        let slot = &mut self.http[c as usize];
+        let wanted = slot.client.next_timer();
+        if wanted != slot.timer.armed_at() {
+            match wanted {
+                Some(at) => {
+                    let generation = slot.timer.arm(at);
+                    self.events
+                        .schedule(at.max(now), Event::HttpTimer { client: c, generation });
+                }
+                None => slot.timer.cancel(),
+            }
+        }
+    }
+
+    /// Packets reached the application on an HTTP/1.1 connection: a whole
+    /// request makes the server send the response; a whole response ends
+    /// the request.
+    fn http_delivered(&mut self, role: Role, pkts: u64) {
+        let now = self.now;
+        match role {
+            Role::HttpRequest { client } => {
+                let slot = &mut self.http[client as usize];
+                slot.req_delivered += pkts;
+                if pkts > 0 && slot.req_delivered >= slot.req_target {
+                    let (resp_pkts, _) = slot.pending.expect("a request under way");
+                    slot.resp_target += resp_pkts as u64;
+                    let resp = slot.resp;
+                    let mut segs = std::mem::take(&mut self.segments);
+                    self.tcp_mut(resp)
+                        .conn
+                        .sender
+                        .app_data(Some(resp_pkts as u64), now, &mut segs);
+                    self.segments = segs;
+                    self.tcp_send(resp);
+                }
+            }
+            Role::HttpResponse { client } => {
+                let inside = self.window.contains(now);
+                let slot = &mut self.http[client as usize];
+                slot.resp_delivered += pkts;
+                if pkts > 0 && slot.resp_delivered >= slot.resp_target {
+                    if let Some((_, asked)) = slot.pending.take() {
+                        if inside {
+                            slot.response_times.push((now - asked).as_secs_f64());
+                        }
+                        let mut actions = std::mem::take(&mut self.http_actions);
+                        self.http[client as usize].client.response_done(now, &mut actions);
+                        self.http_actions = actions;
+                        self.http_act(client);
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Carries out what web session `w` asked for in `self.web_actions`,
@@ -728,7 +950,7 @@ impl<'s> Sim<'s> {
                 self.web_actions = actions;
                 self.web_act(session);
             }
-            Role::Flow => unreachable!("web transfers only"),
+            _ => unreachable!("web transfers only"),
         }
     }
 
@@ -1064,6 +1286,10 @@ impl<'s> Sim<'s> {
                     }
                 }
                 self.tcp_ack(f);
+                let role = self.tcp_mut(f).role;
+                if matches!(role, Role::HttpRequest { .. } | Role::HttpResponse { .. }) {
+                    self.http_delivered(role, pkts);
+                }
                 if finished {
                     match self.tcp_mut(f).role {
                         Role::Flow => self.transfer_done(f),
@@ -1283,7 +1509,7 @@ impl<'s> Sim<'s> {
                         .extend(extra.as_object().expect("an object").clone());
                     // Fairness among the bulk flows that were sending in
                     // the window (not finite transfers).
-                    if t.repeat.is_none() && c.payload.packets().is_none() && s.sent_pkts > 0 {
+                    if t.role == Role::Flow && t.repeat.is_none() && c.payload.packets().is_none() && s.sent_pkts > 0 {
                         tcp_goodputs.push(s.delivered_bytes as f64 * 8.0 / w);
                     }
                 }
@@ -1315,6 +1541,30 @@ impl<'s> Sim<'s> {
                     "count": transfers.n, "mean_s": num(transfers.mean()), "std_s": num(transfers.std()),
                     "p95_s": p95.map_or(Value::Null, |x| num(*x)),
                 });
+            }
+            if let SourceSpec::Http11 { .. } = group.source {
+                let first = f as u32 - group.count;
+                let mut times: Vec<f64> = Vec::new();
+                let mut counts = [0u64; 4];
+                for h in &self.http {
+                    if h.resp >= first && h.resp < f as u32 {
+                        times.extend_from_slice(&h.response_times);
+                        // The request connection's counters (the response
+                        // connection is the flow's own, counted above).
+                        let t = self.tcp[h.req as usize].as_mut().expect("an HTTP/1.1 connection");
+                        t.account(true);
+                        for (total, x) in counts.iter_mut().zip(t.counts) {
+                            *total += x;
+                        }
+                    }
+                }
+                for (i, key) in ["retransmits", "timeouts", "fast_retransmits", "ecn_reductions"]
+                    .iter()
+                    .enumerate()
+                {
+                    g[*key] = json!(g[*key].as_u64().unwrap_or(0) + counts[i]);
+                }
+                g["responses"] = times_summary(&mut times);
             }
             if let SourceSpec::Web { .. } = group.source {
                 // Connections still open add their counters so far.

@@ -215,6 +215,14 @@ pub enum SourceSpec {
         payload_bytes: u32,
         tcp: TcpConfig,
     },
+    /// Persistent HTTP/1.1 clients: flow j is a client at `dst[j]` with one
+    /// connection to its server at `src[j]`, repeating a request, a
+    /// response and a think time.
+    Http11 {
+        params: crate::web::Http11Params,
+        payload_bytes: u32,
+        tcp: TcpConfig,
+    },
 }
 
 /// Traffic classes: the RED+Tail classifier and per-class metrics use them.
@@ -231,7 +239,16 @@ pub const MAX_TCP_PAYLOAD_BYTES: u32 = 65_495;
 /// The most data packets a finite TCP transfer may have.
 pub const MAX_TRANSFER_PKTS: f64 = 1e8;
 
-pub const TRAFFIC_KINDS: &[&str] = &["ftp", "file", "web", "cbr", "poisson", "batch-poisson", "onoff"];
+pub const TRAFFIC_KINDS: &[&str] = &[
+    "ftp",
+    "file",
+    "web",
+    "http11",
+    "cbr",
+    "poisson",
+    "batch-poisson",
+    "onoff",
+];
 
 impl SourceSpec {
     pub fn kind(&self) -> &'static str {
@@ -244,11 +261,15 @@ impl SourceSpec {
             SourceSpec::Ftp { repeat: Some(_), .. } => "file",
             SourceSpec::Ftp { .. } => "ftp",
             SourceSpec::Web { .. } => "web",
+            SourceSpec::Http11 { .. } => "http11",
         }
     }
 
     pub fn is_tcp(&self) -> bool {
-        matches!(self, SourceSpec::Ftp { .. } | SourceSpec::Web { .. })
+        matches!(
+            self,
+            SourceSpec::Ftp { .. } | SourceSpec::Web { .. } | SourceSpec::Http11 { .. }
+        )
     }
 }
 
@@ -1411,6 +1432,40 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
                 tcp: tcp?,
             });
         }
+        "http11" => {
+            let mut p = crate::web::Http11Params::default();
+            if let Some(d) = t
+                .raw("response_size")
+                .and_then(|v| Dist::parse(cx, v, &t.key_path("response_size"), Quantity::Bytes))
+            {
+                p.response_size = d;
+            }
+            if let Some(d) = t
+                .raw("think")
+                .and_then(|v| Dist::parse(cx, v, &t.key_path("think"), Quantity::Time))
+            {
+                if d.mean().is_none_or(|m| m < 1e-3) {
+                    cx.err(&t.key_path("think"), "think times must last 1ms or more on average");
+                }
+                p.think = d;
+            }
+            let (payload, tcp) = read_tcp_app(cx, t);
+            let payload_bytes = match payload? {
+                Dist::Constant(b) => b as u32,
+                _ => {
+                    cx.err(
+                        &t.key_path("packet_size"),
+                        "responses are cut into packets of one size: give one, e.g. \"1000B\"",
+                    );
+                    return None;
+                }
+            };
+            return Some(SourceSpec::Http11 {
+                params: p,
+                payload_bytes,
+                tcp: tcp?,
+            });
+        }
         "file" => {
             let size = match t.raw("size") {
                 Some(v) => Dist::parse(cx, v, &t.key_path("size"), Quantity::Bytes),
@@ -1507,7 +1562,9 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
     // The clock ticks in nanoseconds: a source whose packets (or batches)
     // would come less than 1 ns apart on average cannot be simulated.
     let (gap_s, key) = match &source {
-        SourceSpec::Ftp { .. } | SourceSpec::Web { .. } => unreachable!("TCP kinds return above"),
+        SourceSpec::Ftp { .. } | SourceSpec::Web { .. } | SourceSpec::Http11 { .. } => {
+            unreachable!("TCP kinds return above")
+        }
         SourceSpec::Cbr {
             rate_bps, size_bytes, ..
         }

@@ -94,3 +94,30 @@ fn test_offered_web_load_matches_sessions_over_page_cycle() {
     assert!(f(&s["queues"]["bottleneck"]["utilization"]) < 0.8, "underloaded");
     assert!(f(&g["active_connections_mean"]) > 0.0);
 }
+
+#[test]
+fn test_http11_clients_repeat_request_response_think() {
+    // One client with constant 5000 B responses (5 packets of 1000 B) and
+    // 1 s think times on an idle 10 Mb/s, 50 ms link: every response takes
+    // the same time after the first (the connection stays open; after each
+    // idle second, longer than the RTO, cwnd restarts at 1, so 1 + 2 + 2
+    // packets take three round trips), and requests come one response time
+    // plus one second apart, so the window of 100 s holds about 100 / (1 +
+    // response time) responses.
+    let v = json!({
+        "duration": "101s", "warmup": "1s",
+        "topology": { "kind": "graph", "nodes": ["a", "b"], "links": [
+            { "from": "a", "to": "b", "rate": "10Mbps", "delay": "50ms", "qdisc": { "kind": "droptail", "limit": "inf" } } ] },
+        "traffic": [ { "name": "h", "kind": "http11", "src": "a", "dst": "b", "start": "0s", "packet_size": "1000B",
+                       "response_size": "5000B", "think": "1s" } ],
+    });
+    let s = run(&scenario(&v), 1).summary;
+    let r = &s["traffic"]["h"]["responses"];
+    let (n, mean, sd) = (f(&r["count"]), f(&r["mean_s"]), f(&r["std_s"]));
+    eprintln!("{n} responses, mean {mean:.6} s, sd {sd:.2e}");
+    assert!(sd < 1e-9, "every response in the window takes the same time");
+    assert!((n - 100.0 / (1.0 + mean)).abs() <= 1.0, "{n} responses of {mean} s");
+    // Request (1 packet) and response (5 packets): 6000 B of payload per cycle.
+    let delivered = s["flows"][0]["delivered_bytes"].as_u64().unwrap();
+    assert!(delivered.is_multiple_of(1000) && delivered >= 5000 * n as u64);
+}
