@@ -194,6 +194,8 @@ struct WebSlot {
     page_times: Vec<f64>,
     /// TCP counters of its closed connections inside the window.
     counts: [u64; 4],
+    /// Sizes (packets) of the objects launched inside the window.
+    object_sizes: Vec<u32>,
 }
 
 /// Repeated transfers of a `file` group.
@@ -496,6 +498,7 @@ impl<'s> Sim<'s> {
                             object_times: Vec::new(),
                             page_times: Vec::new(),
                             counts: [0; 4],
+                            object_sizes: Vec::new(),
                         });
                         sim.events.schedule(
                             Time::ZERO + Duration::from_secs_f64(start),
@@ -798,6 +801,9 @@ impl<'s> Sim<'s> {
                 } => {
                     let slot = &mut self.web[w as usize];
                     slot.in_flight.push((object, now, size_pkts));
+                    if inside {
+                        slot.object_sizes.push(size_pkts);
+                    }
                     let (c, s) = (slot.clients[client as usize], slot.servers[server as usize]);
                     let bytes = (REQUEST_PKTS * slot.payload_bytes) as u64;
                     self.open_web_conn(w, Role::WebRequest { session: w, object }, c, s, bytes, true);
@@ -1099,6 +1105,12 @@ impl<'s> Sim<'s> {
     /// Events processed so far.
     pub fn events(&self) -> u64 {
         self.n_events
+    }
+
+    /// The sizes, in packets, of the web objects launched inside the
+    /// window so far, over all web groups (for checking their distribution).
+    pub fn web_object_sizes(&self) -> Vec<u32> {
+        self.web.iter().flat_map(|w| w.object_sizes.iter().copied()).collect()
     }
 
     fn source_fire(&mut self, f: u32) {
@@ -1459,7 +1471,6 @@ impl<'s> Sim<'s> {
                 (0u64, 0u64, 0u64, 0u64, 0u64);
             let mut delay = RunningStats::default();
             let mut tcp_totals = [0u64; 4];
-            let mut transfers = RunningStats::default();
             let mut transfer_times = Vec::new();
             for j in 0..group.count {
                 let m = self.flows[f];
@@ -1488,7 +1499,6 @@ impl<'s> Sim<'s> {
                         *total += c;
                     }
                     for &x in &t.transfer_times {
-                        transfers.push(x);
                         transfer_times.push(x);
                     }
                     let completion = match (&t.repeat, c.done_at) {
@@ -1531,16 +1541,11 @@ impl<'s> Sim<'s> {
                 "delay_mean_s": num(delay.mean()), "delay_std_s": num(delay.std()),
             });
             if group.source.is_tcp() {
-                transfer_times.sort_by(f64::total_cmp);
-                let p95 = transfer_times.get(((transfer_times.len() as f64 * 0.95).ceil() as usize).saturating_sub(1));
                 g["retransmits"] = json!(tcp_totals[0]);
                 g["timeouts"] = json!(tcp_totals[1]);
                 g["fast_retransmits"] = json!(tcp_totals[2]);
                 g["ecn_reductions"] = json!(tcp_totals[3]);
-                g["transfers"] = json!({
-                    "count": transfers.n, "mean_s": num(transfers.mean()), "std_s": num(transfers.std()),
-                    "p95_s": p95.map_or(Value::Null, |x| num(*x)),
-                });
+                g["transfers"] = times_summary(&mut transfer_times);
             }
             if let SourceSpec::Http11 { .. } = group.source {
                 let first = f as u32 - group.count;

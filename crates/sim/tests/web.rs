@@ -121,3 +121,35 @@ fn test_http11_clients_repeat_request_response_think() {
     let delivered = s["flows"][0]["delivered_bytes"].as_u64().unwrap();
     assert!(delivered.is_multiple_of(1000) && delivered >= 5000 * n as u64);
 }
+
+#[test]
+fn test_realised_object_sizes_follow_rounded_up_pareto2() {
+    // The object sizes of a web run with the default model (ParetoII, mean
+    // 12 packets, shape 1.2, rounded up): their empirical CDF against the
+    // exact one of ceil(X), P(ceil X <= k) = F(k) = 1 - (1 + k/2.4)^-1.2,
+    // compared at every integer. The KS bound 1.628/sqrt(n) is the 1% level
+    // for a continuous law and is conservative for a discrete one.
+    let v = json!({
+        "duration": "300s", "warmup": "10s",
+        "topology": { "kind": "dumbbell", "senders": 2, "access_rate": "100Mbps", "access_delay": "5ms",
+                      "bottleneck": { "rate": "100Mbps", "delay": "10ms" }, "qdisc": { "kind": "droptail", "limit": "1000pkt" } },
+        "traffic": [ { "name": "web", "kind": "web", "count": 300, "packet_size": "1000B", "inter_page": { "dist": "exponential", "mean": "2s" } } ],
+    });
+    let sc = scenario(&v);
+    let mut sim = aqmlab_sim::Sim::new(&sc, 1);
+    sim.run_to_end();
+    let mut sizes = sim.web_object_sizes();
+    sizes.sort_unstable();
+    let n = sizes.len() as f64;
+    assert!(n > 10_000.0, "{n} objects");
+    let cdf = |k: f64| 1.0 - (1.0 + k / 2.4).powf(-1.2);
+    let (mut d, mut i) = (0.0f64, 0usize);
+    for k in 1..=*sizes.last().unwrap() {
+        while i < sizes.len() && sizes[i] <= k {
+            i += 1;
+        }
+        d = d.max((i as f64 / n - cdf(k as f64)).abs());
+    }
+    eprintln!("{n} objects, KS D = {d:.5}, bound {:.5}", 1.628 / n.sqrt());
+    assert!(d < 1.628 / n.sqrt());
+}
