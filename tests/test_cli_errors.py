@@ -111,6 +111,8 @@ TCP_CASES = [
     ("huge transfer", TCP.replace('count = 64', 'count = 64\nsize = "1e15B"'), ["traffic[0].size", "at most"]),
     ("tick with rfc6298", TCP.replace('delayed_ack = true', 'delayed_ack = true, rto = "rfc6298", tick = "1ms"'),
      ["traffic[0].tcp.tick", "ns2"]),
+    ("huge web objects", TCP.replace('kind = "ftp"', 'kind = "web"\nobject_size = 1e12').replace('packet_size = { dist = "uniform", min = "1400B", max = "1628B" }', 'packet_size = "1000B"'),
+     ["traffic[0].object_size", "at most"]),
     ("tiny tcp on/off", TCP.replace('kind = "ftp"', 'kind = "onoff"\ntransport = "tcp"\non = "0s"\noff = "1s"'),
      ["traffic[0].on", "1ms"]),
 ]

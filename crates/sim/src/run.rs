@@ -286,9 +286,9 @@ pub struct Sim<'s> {
     http: Vec<HttpSlot>,
     http_actions: Vec<Http11Action>,
     /// Open web connections now, and their time integral in the window.
-    active_conns: u64,
-    active_since: Time,
-    active_area: u128,
+    /// Per group: open web connections now, since when, and their time
+    /// integral inside the window.
+    active: Vec<(u64, Time, u128)>,
     /// Scratch for what TCP agents send.
     segments: Vec<Segment>,
     acks: Vec<AckInfo>,
@@ -349,9 +349,7 @@ impl<'s> Sim<'s> {
             web_actions: Vec::new(),
             http: Vec::new(),
             http_actions: Vec::new(),
-            active_conns: 0,
-            active_since: Time::ZERO,
-            active_area: 0,
+            active: vec![(0, Time::ZERO, 0); sc.groups.len()],
             segments: Vec::new(),
             acks: Vec::new(),
             stats: Vec::new(),
@@ -879,7 +877,8 @@ impl<'s> Sim<'s> {
             transfer_times: Vec::new(),
             transfer_bytes: 0,
         }));
-        self.active_changed(1);
+        let group = self.flows[stat as usize].group as usize;
+        self.active_changed(group, 1);
         let (now, mut segs) = (self.now, std::mem::take(&mut self.segments));
         self.tcp_mut(f).conn.start(now, &mut segs);
         self.segments = segs;
@@ -899,15 +898,17 @@ impl<'s> Sim<'s> {
         }
         self.slot_timers[f as usize] = (t.sender_timer, t.sink_timer, t.gen);
         self.free_slots.push(f);
-        self.active_changed(-1);
+        let group = self.flows[self.web[w as usize].stat as usize].group as usize;
+        self.active_changed(group, -1);
     }
 
     /// The number of open web connections changes by `delta`.
-    fn active_changed(&mut self, delta: i64) {
-        let dt = self.window.overlap_ns(self.active_since, self.now) as u128;
-        self.active_area += self.active_conns as u128 * dt;
-        self.active_since = self.now;
-        self.active_conns = (self.active_conns as i64 + delta) as u64;
+    fn active_changed(&mut self, group: usize, delta: i64) {
+        let dt = self.window.overlap_ns(self.active[group].1, self.now) as u128;
+        let (n, since, area) = &mut self.active[group];
+        *area += *n as u128 * dt;
+        *since = self.now;
+        *n = (*n as i64 + delta) as u64;
     }
 
     /// A web connection delivered everything: a request opens the response;
@@ -966,7 +967,6 @@ impl<'s> Sim<'s> {
         let t = self.tcp_mut(f);
         let r = t.repeat.as_mut().expect("only file flows reopen");
         let size = r.size.sample(&mut r.rng).round().max(1.0) as u64;
-        t.gen += 1;
         let data = Payload::new(
             t.payload.clone(),
             rng::stream_seed(t.payload_seed, &t.gen.to_string()),
@@ -988,6 +988,8 @@ impl<'s> Sim<'s> {
         let Some(r) = t.repeat.as_mut() else { return };
         let gap = r.gap.sample(&mut r.rng);
         t.account(inside);
+        // The connection is closed: its late packets are ignored from now.
+        t.gen += 1;
         t.sender_timer.cancel();
         t.sink_timer.cancel();
         self.events
@@ -1398,7 +1400,9 @@ impl<'s> Sim<'s> {
             if tr.columns.len() <= i {
                 tr.columns.push(("web.active_connections".to_string(), Vec::new()));
             }
-            tr.columns[i].1.push(self.active_conns as f64);
+            tr.columns[i]
+                .1
+                .push(self.active.iter().map(|a| a.0).sum::<u64>() as f64);
         }
         tr.next_at = self.now + tr.interval;
         if tr.next_at <= self.window.end {
@@ -1432,7 +1436,9 @@ impl<'s> Sim<'s> {
     /// Closes the measurements and assembles the result.
     pub fn finish(mut self, wall_s: f64) -> RunOutput {
         self.now = self.window.end;
-        self.active_changed(0);
+        for g in 0..self.active.len() {
+            self.active_changed(g, 0);
+        }
         let end = self.window.end;
         for l in &mut self.links {
             l.mon.finish(end, l.busy);
@@ -1466,7 +1472,7 @@ impl<'s> Sim<'s> {
         let mut traffic = Map::new();
         let mut tcp_goodputs = Vec::new();
         let mut f = 0usize;
-        for group in &sc.groups {
+        for (gi, group) in sc.groups.iter().enumerate() {
             let (mut sent_pkts, mut sent_bytes, mut deliv_pkts, mut deliv_bytes, mut drops) =
                 (0u64, 0u64, 0u64, 0u64, 0u64);
             let mut delay = RunningStats::default();
@@ -1605,7 +1611,7 @@ impl<'s> Sim<'s> {
                 }
                 g["objects"] = times_summary(&mut objects);
                 g["pages"] = times_summary(&mut pages);
-                g["active_connections_mean"] = num(self.active_area as f64 / (w * 1e9));
+                g["active_connections_mean"] = num(self.active[gi].2 as f64 / (w * 1e9));
             }
             traffic.insert(group.name.clone(), g);
         }

@@ -1426,6 +1426,13 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
                     return None;
                 }
             };
+            if p.object_size.mean().is_some_and(|m| m > MAX_TRANSFER_PKTS) {
+                cx.err(
+                    &t.key_path("object_size"),
+                    format!("objects may average at most {MAX_TRANSFER_PKTS:.0e} packets"),
+                );
+                return None;
+            }
             return Some(SourceSpec::Web {
                 params: p,
                 payload_bytes,
@@ -1460,6 +1467,16 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
                     return None;
                 }
             };
+            if p.response_size
+                .mean()
+                .is_none_or(|m| m / payload_bytes as f64 > MAX_TRANSFER_PKTS)
+            {
+                cx.err(
+                    &t.key_path("response_size"),
+                    format!("responses must average a finite number of packets, at most {MAX_TRANSFER_PKTS:.0e}"),
+                );
+                return None;
+            }
             return Some(SourceSpec::Http11 {
                 params: p,
                 payload_bytes,

@@ -153,3 +153,20 @@ fn test_realised_object_sizes_follow_rounded_up_pareto2() {
     eprintln!("{n} objects, KS D = {d:.5}, bound {:.5}", 1.628 / n.sqrt());
     assert!(d < 1.628 / n.sqrt());
 }
+
+#[test]
+fn test_active_connections_are_counted_per_group() {
+    // Two web groups, the second starting after the run ends: only the
+    // first has open connections.
+    let web = |name: &str, start: &str| json!({ "name": name, "kind": "web", "count": 10, "packet_size": "1000B", "start": start,
+                                                 "inter_page": { "dist": "exponential", "mean": "1s" } });
+    let v = json!({
+        "duration": "30s",
+        "topology": { "kind": "dumbbell", "senders": 2, "access_rate": "100Mbps", "access_delay": "5ms",
+                      "bottleneck": { "rate": "10Mbps", "delay": "10ms" }, "qdisc": { "kind": "droptail", "limit": "100pkt" } },
+        "traffic": [web("a", "0s"), web("b", "100s")],
+    });
+    let s = run(&scenario(&v), 1).summary;
+    assert!(f(&s["traffic"]["a"]["active_connections_mean"]) > 0.0);
+    assert_eq!(f(&s["traffic"]["b"]["active_connections_mean"]), 0.0);
+}
