@@ -91,8 +91,8 @@ struct TcpFlow {
 }
 
 impl TcpFlow {
-    /// A long-lived connection that the engine feeds with data as its
-    /// application asks (HTTP/1.1).
+    /// A connection that the engine feeds with data as its application
+    /// asks (HTTP/1.1 and web), with fresh timers and no counts yet.
     fn persistent(conn: TcpConn, role: Role, cfg: crate::tcp::TcpConfig) -> TcpFlow {
         TcpFlow {
             conn,
@@ -858,25 +858,9 @@ impl<'s> Sim<'s> {
             }
         };
         let (sender_timer, sink_timer, gen) = self.slot_timers[f as usize];
-        self.tcp[f as usize] = Some(Box::new(TcpFlow {
-            conn,
-            role,
-            gen: gen + 1,
-            sender_timer,
-            sink_timer,
-            on_off: None,
-            repeat: None,
-            cfg,
-            boot: Duration::ZERO,
-            payload: crate::dist::Dist::Constant(0.0),
-            payload_seed: 0,
-            counts: [0; 4],
-            last_seen: Default::default(),
-            srtt: RunningStats::default(),
-            rto: RunningStats::default(),
-            transfer_times: Vec::new(),
-            transfer_bytes: 0,
-        }));
+        let mut flow = TcpFlow::persistent(conn, role, cfg);
+        (flow.gen, flow.sender_timer, flow.sink_timer) = (gen + 1, sender_timer, sink_timer);
+        self.tcp[f as usize] = Some(Box::new(flow));
         let group = self.flows[stat as usize].group as usize;
         self.active_changed(group, 1);
         let (now, mut segs) = (self.now, std::mem::take(&mut self.segments));

@@ -158,8 +158,10 @@ fn test_realised_object_sizes_follow_rounded_up_pareto2() {
 fn test_active_connections_are_counted_per_group() {
     // Two web groups, the second starting after the run ends: only the
     // first has open connections.
-    let web = |name: &str, start: &str| json!({ "name": name, "kind": "web", "count": 10, "packet_size": "1000B", "start": start,
-                                                 "inter_page": { "dist": "exponential", "mean": "1s" } });
+    let web = |name: &str, start: &str| {
+        json!({ "name": name, "kind": "web", "count": 10, "packet_size": "1000B", "start": start,
+                "inter_page": { "dist": "exponential", "mean": "1s" } })
+    };
     let v = json!({
         "duration": "30s",
         "topology": { "kind": "dumbbell", "senders": 2, "access_rate": "100Mbps", "access_delay": "5ms",
