@@ -1,6 +1,7 @@
 """The aqmlab command on valid input."""
 
 import json
+import tomllib
 from pathlib import Path
 
 import pandas as pd
@@ -15,7 +16,15 @@ def test_version(cli):
     assert r.returncode == 0 and r.stdout.strip() == f"aqmlab {aqmlab.__version__}"
 
 
-@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.toml")))
+def _is_experiment(path):
+    return "scenario" in tomllib.loads(path.read_text())
+
+
+SCENARIOS = sorted(p.name for p in EXAMPLES.glob("*.toml") if not _is_experiment(p))
+EXPERIMENTS = sorted(p.name for p in EXAMPLES.glob("*.toml") if _is_experiment(p))
+
+
+@pytest.mark.parametrize("example", SCENARIOS)
 def test_every_example_validates_and_runs(cli, example):
     path = str(EXAMPLES / example)
     assert cli("validate", path).returncode == 0
@@ -23,6 +32,13 @@ def test_every_example_validates_and_runs(cli, example):
     r = cli("run", path, "--set", "duration=20s", "--set", "warmup=1s")
     assert r.returncode == 0, r.stderr
     assert "queue" in r.stdout and "traffic" in r.stdout
+
+
+@pytest.mark.parametrize("example", EXPERIMENTS)
+def test_every_experiment_example_sweeps_without_failures(cli, tmp_path, example):
+    r = cli("sweep", str(EXAMPLES / example), "--store", str(tmp_path / "s.duckdb"), "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert " 0 failed, 0 already stored" in r.stdout
 
 
 def test_run_json_series_and_seed(cli, tmp_path: Path):

@@ -26,21 +26,35 @@ def test_readme_has_the_two_commands_first():
     assert [line.split("#")[0].strip() for line in first] == ["./dev demo", "./dev test"]
 
 
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory):
+    """One scratch folder for the module, so a store that one README command
+    writes is there for the next."""
+    return tmp_path_factory.mktemp("readme")
+
+
 @pytest.mark.parametrize("command", COMMANDS)
-def test_readme_command_runs(cli, tmp_path, command):
+def test_readme_command_runs(cli, outputs, command):
     args = shlex.split(command)[1:]
     # Outputs named in the README go to a scratch folder, not the checkout.
-    args = [str(tmp_path / a) if a.endswith(".parquet") else a for a in args]
+    args = [str(outputs / a) if a.endswith((".parquet", ".duckdb")) else a for a in args]
     r = cli(*args)
     assert r.returncode == 0, (command, r.stderr)
 
 
-def test_readme_python_example_runs(monkeypatch):
-    monkeypatch.chdir(ROOT)
-    (block,) = code_blocks("python")
+def test_readme_python_examples_run(monkeypatch, tmp_path):
+    # Run in a scratch folder that sees the examples, so nothing is written
+    # into the checkout.
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    monkeypatch.chdir(tmp_path)
     namespace: dict = {}
-    exec(compile(block, "README.md", "exec"), namespace)
+    for block in code_blocks("python"):
+        exec(compile(block, "README.md", "exec"), namespace)
     assert namespace["res"].summary["queues"]["bottleneck"]["qdisc"]["limit"] == "20pkt"
+    table = namespace["table"]
+    assert set(table["topology.qdisc"]) == {"droptail", "red", "gentle-red", "ared", "blue", "codel", "pie"}
+    assert (table["n"] == 3).all() and len(table) == 21 * 5
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["examples", "results.duckdb"]
 
 
 def test_docstring_examples():

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from aqmlab._engine import ENGINE_VERSION
 from aqmlab.exceptions import AqmlabError, ConfigError
+from aqmlab.experiment import Experiment
 from aqmlab.result import Result
 from aqmlab.scenario import Scenario
 
 __version__ = ENGINE_VERSION
 
-__all__ = ["AqmlabError", "ConfigError", "Result", "Scenario", "run", "__version__"]
+__all__ = ["AqmlabError", "ConfigError", "Experiment", "Result", "Scenario", "run", "__version__"]
 
 
 def run(scenario: Scenario | dict, *, seed: int | None = None) -> Result:

@@ -106,6 +106,68 @@ def run(scenario: str, assignments: tuple[str, ...], seed: int | None, as_json: 
             click.echo(f"\ntime series ({len(res.series)} samples) written to {series_out}")
 
 
+@cli.command()
+@click.argument("experiment", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Runs at once (default: the number of cores).")
+@click.option("--executor", type=click.Choice(["local"]), default="local", show_default=True,
+              help="Where runs happen: local threads.")
+@click.option("--store", type=click.Path(dir_okay=False, path_type=str), default=None,
+              help="Results file (default: the experiment file with .duckdb).")
+@click.option("--rerun", is_flag=True, help="Run again the runs already stored.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress line.")
+def sweep(experiment: str, jobs: int | None, executor: str, store: str | None, rerun: bool, quiet: bool) -> None:
+    """Run an experiment: every sweep point x replication not yet stored."""
+    from aqmlab.experiment import Experiment
+    from aqmlab.store import Store
+    from aqmlab.sweep import execute, table
+
+    exp = Experiment.load(experiment)
+    path = Path(store) if store else exp.default_store()
+    if not path.parent.exists():
+        raise AqmlabError(f"--store: the folder {path.parent} does not exist")
+    with Store(path) as st:
+        counts = execute(exp, st, executor=executor, jobs=jobs, rerun=rerun, progress=not quiet)
+        df = table(st, exp.name, exp.metrics or None)
+    click.echo(f"{exp.name}: {counts['ok']} runs ok, {counts['failed']} failed, "
+               f"{counts['skipped']} already stored; results in {path}")
+    if exp.metrics and not df.empty:
+        click.echo(format_table(df))
+
+
+@cli.command("table")
+@click.argument("store", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--metrics", "-m", multiple=True, metavar="PATH",
+              help="A summary metric such as queues.bottleneck.loss_rate (repeatable; default: all).")
+@click.option("--experiment", default=None, help="Only this experiment of the store.")
+@click.option("--csv", "as_csv", is_flag=True, help="CSV instead of an aligned table.")
+def table_cmd(store: str, metrics: tuple[str, ...], experiment: str | None, as_csv: bool) -> None:
+    """Mean, standard deviation, n and 95% confidence interval per sweep point and metric."""
+    from aqmlab.store import Store
+    from aqmlab.sweep import table
+
+    with Store(store, read_only=True) as st:
+        df = table(st, experiment, list(metrics) or None)
+    if metrics:
+        known = set(df["metric"]) if not df.empty else set()
+        missing = [m for m in metrics if m not in known]
+        if missing:
+            raise AqmlabError(f"--metrics: {', '.join(missing)} not found in {store}")
+    click.echo(df.to_csv(index=False).rstrip("\n") if as_csv else format_table(df))
+
+
+def format_table(df: Any) -> str:
+    """A results table with mean +- half-width columns, aligned."""
+    if df.empty:
+        return "(no finished runs)"
+    keys = [c for c in df.columns if c not in ("mean", "std", "n", "ci_low", "ci_high")]
+    rows = []
+    for d in df.to_dict("records"):
+        half = (d["ci_high"] - d["ci_low"]) / 2
+        rows.append([str(d[k]) for k in keys] + [_fmt(d["mean"]), _fmt(half), _fmt(d["std"]), str(d["n"])])
+    return _table(keys + ["mean", "+- 95% CI", "std", "n"], rows)
+
+
 def _write_atomic(path: Path, write: Any) -> None:
     """Writes through a temporary file in the same folder, then renames, so
     an interrupted or failed write leaves nothing behind."""

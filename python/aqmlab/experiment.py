@@ -1,0 +1,288 @@
+"""Experiments: a base scenario, sweep axes over dotted key paths, a number
+of replications, and the metrics to report.
+
+An experiment file::
+
+    name = "red-vs-droptail"
+    scenario = "tcp-dumbbell.toml"        # a path (relative to this file) or an inline [scenario] table
+    replications = 3
+    seed = 1                              # replication r runs with seed + r (default 1)
+    metrics = ["queues.bottleneck.loss_rate", "queues.bottleneck.qdelay_mean_s"]
+
+    [sweep]
+    "traffic[0].count" = [8, 16, 32]
+    "topology.qdisc" = { values = [ {kind = "droptail", limit = "300pkt"}, {kind = "red", limit = "300pkt"} ],
+                         labels = ["droptail", "red"] }
+
+The sweep is the cross product of the axes, except that axes named together
+in a ``zip = [["a", "b"]]`` group move together (they must have the same
+length). Replication r of every sweep point runs with the same seed, so the
+alternatives are compared on common random numbers: the same draws for the
+same traffic, which narrows the confidence interval of their differences.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aqmlab import _engine
+from aqmlab.exceptions import ConfigError
+from aqmlab.scenario import Scenario
+
+_KEYS = ("name", "scenario", "replications", "seed", "metrics", "sweep", "zip", "warmup")
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One swept key path, its values and a label for each."""
+
+    path: str
+    values: tuple[Any, ...]
+    labels: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Point:
+    """One sweep point: its index and the (path, value, label) of every axis."""
+
+    index: int
+    settings: tuple[tuple[str, Any, str], ...]
+
+    def labels(self) -> dict[str, str]:
+        return {path: label for path, _, label in self.settings}
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of an experiment: a sweep point, a replication and its seed,
+    and the key that identifies it in a store (hash of the scenario, the seed
+    and the engine version)."""
+
+    point: Point
+    replication: int
+    seed: int
+    scenario: Scenario = field(compare=False)
+    key: str = ""
+
+
+def _label(value: Any) -> str:
+    """A short label for a value without one: a table's `kind`, or its TOML-ish text."""
+    if isinstance(value, dict) and "kind" in value:
+        return str(value["kind"])
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True)
+
+
+def run_key(scenario: Scenario, seed: int) -> str:
+    """The store key of a run: SHA-256 over the canonical scenario JSON, the
+    seed and the engine version (so a new engine never reuses old results)."""
+    blob = json.dumps({"scenario": scenario.to_dict(), "seed": seed, "engine": _engine.ENGINE_VERSION},
+                      sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class Experiment:
+    """A sweep over a base scenario, with replications.
+
+    >>> exp = Experiment.from_dict({"scenario": {"duration": "1s"}, "replications": 2,
+    ...                             "sweep": {"duration": ["1s", "2s"]}})
+    >>> len(exp.runs())
+    4
+    """
+
+    def __init__(self, name: str, base: Scenario, axes: list[Axis], zips: list[list[str]], replications: int,
+                 seed: int, metrics: list[str], source: str | None = None, text: str | None = None):
+        self.name = name
+        self.base = base
+        self.axes = axes
+        self.zips = zips
+        self.replications = replications
+        self.seed = seed
+        self.metrics = metrics
+        self.source = source
+        self.text = text
+
+    # Construction -----------------------------------------------------------
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Experiment":
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise ConfigError([("", f"{path}: cannot read the experiment file: {e}")]) from None
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError([("", f"{path}: TOML syntax error: {e}")]) from None
+        return cls.from_dict(data, base_dir=path.parent, source=str(path), text=text)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], base_dir: str | Path = ".", source: str | None = None,
+                  text: str | None = None) -> "Experiment":
+        problems: list[tuple[str, str]] = []
+        for k in data:
+            if k not in _KEYS:
+                problems.append((k, f"unknown key; allowed: {', '.join(_KEYS)}"))
+        base = cls._base(data.get("scenario"), Path(base_dir), problems)
+        reps = data.get("replications", 1)
+        if isinstance(reps, bool) or not isinstance(reps, int) or not 1 <= reps <= 100_000:
+            problems.append(("replications", f"must be a whole number from 1 to 100000, got {reps!r}"))
+            reps = 1
+        seed = data.get("seed", 1)
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+            problems.append(("seed", f"must be a whole number from 0 to 2^63 - 1, got {seed!r}"))
+            seed = 1
+        metrics = data.get("metrics", [])
+        if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
+            problems.append(("metrics", f"must be a list of summary key paths, got {metrics!r}"))
+            metrics = []
+        axes = cls._axes(data.get("sweep", {}), problems)
+        zips = cls._zips(data.get("zip", []), axes, problems)
+        if "warmup" in data and base is not None:
+            base = base.with_(warmup=data["warmup"])
+        if problems:
+            raise ConfigError(problems)
+        assert base is not None
+        name = str(data.get("name", Path(source).stem if source else base.name))
+        exp = cls(name, base, axes, zips, reps, seed, metrics, source, text)
+        exp._check_points()
+        return exp
+
+    @staticmethod
+    def _base(spec: Any, base_dir: Path, problems: list[tuple[str, str]]) -> Scenario | None:
+        if isinstance(spec, str):
+            try:
+                return Scenario.load(base_dir / spec)
+            except ConfigError as e:
+                problems.extend(("scenario", line) for line in e.lines())
+                return None
+        if isinstance(spec, dict):
+            return Scenario.from_dict(spec)
+        problems.append(("scenario", f"must be a scenario file path or an inline table, got {spec!r}"))
+        return None
+
+    @staticmethod
+    def _axes(sweep: Any, problems: list[tuple[str, str]]) -> list[Axis]:
+        if not isinstance(sweep, dict):
+            problems.append(("sweep", f"must be a table of key path = list of values, got {sweep!r}"))
+            return []
+        axes = []
+        for path, spec in sweep.items():
+            where = f"sweep.\"{path}\""
+            labels = None
+            if isinstance(spec, dict):
+                extra = set(spec) - {"values", "labels"}
+                if extra:
+                    problems.append((where, f"unknown key(s) {sorted(extra)}; an axis table has values and labels"))
+                labels, spec = spec.get("labels"), spec.get("values")
+            if not isinstance(spec, list) or not spec:
+                problems.append((where, f"must be a non-empty list of values (or {{values, labels}}), got {spec!r}"))
+                continue
+            if labels is None:
+                labels = [_label(v) for v in spec]
+            elif not isinstance(labels, list) or len(labels) != len(spec) or not all(isinstance(x, str) for x in labels):
+                problems.append((f"{where}.labels", f"must be {len(spec)} strings, one per value, got {labels!r}"))
+                continue
+            if len(set(labels)) != len(labels):
+                problems.append((f"{where}.labels", f"must be distinct, got {labels!r}"))
+                continue
+            axes.append(Axis(path, tuple(spec), tuple(labels)))
+        return axes
+
+    @staticmethod
+    def _zips(zips: Any, axes: list[Axis], problems: list[tuple[str, str]]) -> list[list[str]]:
+        names = {a.path: a for a in axes}
+        ok = isinstance(zips, list) and all(isinstance(g, list) and all(isinstance(p, str) for p in g) for g in zips)
+        if not ok:
+            problems.append(("zip", f"must be a list of groups of swept key paths, got {zips!r}"))
+            return []
+        seen: set[str] = set()
+        for i, group in enumerate(zips):
+            for p in group:
+                if p not in names:
+                    problems.append((f"zip[{i}]", f"\"{p}\" is not a swept key path; swept: {sorted(names)}"))
+                elif p in seen:
+                    problems.append((f"zip[{i}]", f"\"{p}\" is in more than one group"))
+                seen.add(p)
+            lengths = {len(names[p].values) for p in group if p in names}
+            if len(lengths) > 1:
+                problems.append((f"zip[{i}]", f"axes that move together need equal lengths, got {sorted(lengths)}"))
+        return zips
+
+    def _check_points(self) -> None:
+        """Every swept key path must lead somewhere in the base scenario.
+        A value the engine rejects is not an error of the experiment: that
+        run is stored as failed with the engine's message, and the others go
+        on."""
+        problems: list[tuple[str, str]] = []
+        for a in self.axes:
+            try:
+                self.base.with_(**{a.path: a.values[0]})
+            except ConfigError as e:
+                problems.extend((f"sweep.\"{a.path}\"", m) for _, m in e.problems)
+        if problems:
+            raise ConfigError(problems)
+
+    # The sweep --------------------------------------------------------------
+
+    def points(self) -> list[Point]:
+        """The sweep points, in order: cross product over the groups (a zip
+        group or a lone axis), the first axis varying slowest."""
+        by_path = {a.path: a for a in self.axes}
+        groups: list[list[Axis]] = []
+        placed: set[str] = set()
+        for a in self.axes:
+            if a.path not in placed:
+                group = next((g for g in self.zips if a.path in g), [a.path])
+                groups.append([by_path[p] for p in group])
+                placed.update(group)
+        choices = [[tuple((a.path, a.values[i], a.labels[i]) for a in g) for i in range(len(g[0].values))]
+                   for g in groups]
+        return [Point(i, tuple(s for part in combo for s in part)) for i, combo in
+                enumerate(itertools.product(*choices))]
+
+    def scenario(self, point: Point) -> Scenario:
+        return self.base.with_(**{path: copy.deepcopy(value) for path, value, _ in point.settings})
+
+    def runs(self, replications: int | None = None) -> list[RunSpec]:
+        """Every run: point-major, replication r with seed `seed + r`."""
+        reps = self.replications if replications is None else replications
+        out = []
+        for p in self.points():
+            sc = self.scenario(p)
+            for r in range(reps):
+                seed = self.seed + r
+                out.append(RunSpec(p, r, seed, sc, run_key(sc, seed)))
+        return out
+
+    def axis_paths(self) -> list[str]:
+        return [a.path for a in self.axes]
+
+    def run(self, executor: str = "local", jobs: int | None = None, store: str | Path | None = None,
+            rerun: bool = False, scheduler: str | None = None, progress: bool = False):
+        """Runs the experiment (skipping runs already in the store) and
+        returns the table of mean and 95% CI per point and metric."""
+        from aqmlab.sweep import execute, table
+        from aqmlab.store import Store
+
+        path = Path(store) if store is not None else self.default_store()
+        with Store(path) as st:
+            execute(self, st, executor=executor, jobs=jobs, rerun=rerun, scheduler=scheduler, progress=progress)
+            return table(st, self.name, self.metrics or None)
+
+    def default_store(self) -> Path:
+        if self.source:
+            return Path(self.source).with_suffix(".duckdb")
+        return Path(f"{self.name}.duckdb")
+
+    def __repr__(self) -> str:
+        return f"<Experiment {self.name!r}: {len(self.points())} points x {self.replications} replications>"

@@ -1,0 +1,128 @@
+"""The results store: one DuckDB file per experiment.
+
+Tables:
+
+- ``experiments``: name, the experiment file's text, the swept key paths.
+- ``runs``: a row per run: its key (hash of scenario, seed and engine
+  version), experiment, sweep point index and labels (JSON, key path ->
+  label), replication, seed, engine version, scenario hash, status (``ok``
+  or ``failed``), error message, wall time, the scenario and the whole
+  summary (JSON).
+- ``metrics``: every numeric summary value of every ok run, long format
+  (key, metric as a dotted path such as ``queues.bottleneck.loss_rate``,
+  value; NULL where the run could not measure it).
+- ``flows``: the per-flow rows of every ok run (key, flow index, the row
+  as JSON).
+
+Each run is written in one transaction as soon as it finishes, so a killed
+sweep loses only the runs that were still in flight, and a half-written run
+is never seen.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Iterator
+
+import duckdb
+
+from aqmlab.exceptions import AqmlabError
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS experiments (name VARCHAR PRIMARY KEY, text VARCHAR, axes VARCHAR);
+CREATE TABLE IF NOT EXISTS runs (
+    key VARCHAR PRIMARY KEY, experiment VARCHAR, point INTEGER, labels VARCHAR, replication INTEGER,
+    seed UBIGINT, engine_version VARCHAR, scenario_hash VARCHAR, status VARCHAR, error VARCHAR,
+    wall_s DOUBLE, scenario VARCHAR, summary VARCHAR);
+CREATE TABLE IF NOT EXISTS metrics (key VARCHAR, metric VARCHAR, value DOUBLE);
+CREATE TABLE IF NOT EXISTS flows (key VARCHAR, flow INTEGER, data VARCHAR);
+"""
+
+# Summary entries that are not measurements of the network.
+_NOT_METRICS = {"seed", "duration_s", "warmup_s", "wall_s", "flows"}
+_NOT_METRIC_PARTS = {"qdisc", "link"}
+
+
+def flatten_metrics(summary: dict[str, Any]) -> Iterator[tuple[str, float | None]]:
+    """(dotted path, value) of every numeric measurement in a summary; the
+    run's settings (qdisc parameters, link, seed, durations) and wall time
+    are left out, so two runs of the same scenario and seed give the same
+    metrics."""
+
+    def walk(node: Any, path: str) -> Iterator[tuple[str, float | None]]:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if (path == "" and k in _NOT_METRICS) or k in _NOT_METRIC_PARTS:
+                    continue
+                yield from walk(v, f"{path}.{k}" if path else str(k))
+        elif isinstance(node, bool) or isinstance(node, str):
+            return
+        elif isinstance(node, (int, float)):
+            yield path, float(node) if math.isfinite(node) else None
+        elif node is None:
+            yield path, None
+
+    return walk(summary, "")
+
+
+class Store:
+    """A DuckDB results file, opened for reading and writing."""
+
+    def __init__(self, path: str | Path, read_only: bool = False):
+        self.path = Path(path)
+        if read_only and not self.path.exists():
+            raise AqmlabError(f"{self.path}: no such results store")
+        try:
+            self.db = duckdb.connect(str(self.path), read_only=read_only)
+        except duckdb.Error as e:
+            raise AqmlabError(f"{self.path}: cannot open the results store: {e}") from None
+        if not read_only:
+            self.db.execute(_SCHEMA)
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.db.close()
+
+    def record_experiment(self, name: str, text: str | None, axes: list[str]) -> None:
+        self.db.execute("INSERT OR REPLACE INTO experiments VALUES (?, ?, ?)", [name, text, json.dumps(axes)])
+
+    def done_keys(self) -> set[str]:
+        """Keys of the runs stored as ok (failed runs are tried again)."""
+        return {k for (k,) in self.db.execute("SELECT key FROM runs WHERE status = 'ok'").fetchall()}
+
+    def write_run(self, row: dict[str, Any], result: dict[str, Any] | None) -> None:
+        """Writes one run (replacing any earlier row with its key) in one
+        transaction. `result` is the engine's result (summary and flows), or
+        None for a failed run."""
+        cur = self.db.cursor()
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            for table in ("runs", "metrics", "flows"):
+                cur.execute(f"DELETE FROM {table} WHERE key = ?", [row["key"]])
+            summary = result["summary"] if result else None
+            cur.execute(
+                "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [row["key"], row["experiment"], row["point"], json.dumps(row["labels"]), row["replication"],
+                 row["seed"], row["engine_version"], row["scenario_hash"], row["status"], row.get("error"),
+                 row["wall_s"], row["scenario"], json.dumps(summary) if summary else None],
+            )
+            if summary:
+                cur.executemany("INSERT INTO metrics VALUES (?, ?, ?)",
+                                [[row["key"], m, v] for m, v in flatten_metrics(summary)])
+                flows = summary.get("flows", [])
+                if flows:
+                    cur.executemany("INSERT INTO flows VALUES (?, ?, ?)",
+                                    [[row["key"], i, json.dumps(f)] for i, f in enumerate(flows)])
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        finally:
+            cur.close()

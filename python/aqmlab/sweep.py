@@ -1,0 +1,164 @@
+"""Running an experiment's runs on an executor and summarising them.
+
+An executor is anything with ``submit(fn, *args) -> future`` and a way to
+iterate futures as they finish; :func:`execute` is the only place that
+knows about them. Runs happen on the executor; results are written to the
+store by the calling thread alone, each as soon as its run finishes.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import json
+import os
+import sys
+import time
+from typing import Any
+
+import pandas as pd
+
+from aqmlab import _engine
+from aqmlab.exceptions import AqmlabError
+from aqmlab.stats import summarize
+from aqmlab.store import Store
+
+EXECUTORS = ("local",)
+
+
+def run_one(scenario_json: str, seed: int) -> dict[str, Any]:
+    """Runs one scenario (its JSON text) with one seed; never raises: a
+    scenario the engine rejects, or any other failure, comes back as
+    ``{"status": "failed", "error": ...}``. Top-level, so a remote worker can
+    unpickle it."""
+    t0 = time.perf_counter()
+    try:
+        problems = _engine.validate(scenario_json)
+        if problems:
+            raise AqmlabError("; ".join(f"{p}: {m}" if p else m for p, m in problems))
+        result = json.loads(_engine.run(scenario_json, seed))
+        return {"status": "ok", "result": result, "wall_s": time.perf_counter() - t0}
+    except Exception as e:  # noqa: BLE001 - a failed run is data, not a crash
+        return {"status": "failed", "error": f"{type(e).__name__}: {e}", "wall_s": time.perf_counter() - t0}
+
+
+class _Progress:
+    """done / failed / remaining / time left on one stderr line."""
+
+    def __init__(self, total: int, skipped: int, quiet: bool):
+        self.total, self.skipped, self.quiet = total, skipped, quiet
+        self.done = self.failed = 0
+        self.t0 = time.monotonic()
+        self.tty = sys.stderr.isatty()
+
+    def update(self, ok: bool, final: bool = False) -> None:
+        if ok:
+            self.done += 1
+        else:
+            self.failed += 1
+        self.show(final)
+
+    def show(self, final: bool = False) -> None:
+        if self.quiet:
+            return
+        finished = self.done + self.failed
+        left = self.total - finished
+        elapsed = time.monotonic() - self.t0
+        eta = f"{elapsed / finished * left:.0f}s" if finished else "?"
+        line = (f"runs: {self.done} done, {self.failed} failed, {left} remaining"
+                f" ({self.skipped} already stored), time left {eta}")
+        if self.tty:
+            sys.stderr.write("\r" + line + ("\n" if final or left == 0 else ""))
+        elif final or left == 0 or finished % max(1, self.total // 10) == 0:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+def execute(exp: Any, store: Store, executor: str = "local", jobs: int | None = None, rerun: bool = False,
+            scheduler: str | None = None, progress: bool = False) -> dict[str, int]:
+    """Runs every run of `exp` not yet stored (all of them with `rerun`),
+    writing each to `store` as it finishes. Returns counts of ok, failed and
+    skipped runs."""
+    if executor not in EXECUTORS:
+        raise AqmlabError(f"executor: \"{executor}\" is not known; allowed: {', '.join(EXECUTORS)}")
+    if scheduler is not None:
+        raise AqmlabError("scheduler: a scheduler address needs the dask executor, which is not built yet")
+    if jobs is not None and jobs < 1:
+        raise AqmlabError(f"jobs: must be at least 1, got {jobs}")
+    store.record_experiment(exp.name, exp.text, exp.axis_paths())
+    runs = exp.runs()
+    done = set() if rerun else store.done_keys()
+    todo = [r for r in runs if r.key not in done]
+    bar = _Progress(len(todo), len(runs) - len(todo), quiet=not progress)
+    counts = {"ok": 0, "failed": 0, "skipped": len(runs) - len(todo)}
+    if not todo:
+        bar.show(final=True)
+        return counts
+    workers = jobs or os.cpu_count() or 1
+    with cf.ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {}
+        for spec in todo:
+            try:
+                text = spec.scenario.to_json()
+            except AqmlabError as e:
+                text = None
+                futures[_failed_future(str(e))] = (spec, "{}")
+            if text is not None:
+                futures[pool.submit(run_one, text, spec.seed)] = (spec, text)
+        try:
+            for fut in cf.as_completed(futures):
+                spec, text = futures[fut]
+                out = fut.result()
+                row = {
+                    "key": spec.key, "experiment": exp.name, "point": spec.point.index,
+                    "labels": spec.point.labels(), "replication": spec.replication, "seed": spec.seed,
+                    "engine_version": _engine.ENGINE_VERSION,
+                    "scenario_hash": hashlib.sha256(text.encode()).hexdigest(), "status": out["status"],
+                    "error": out.get("error"), "wall_s": out["wall_s"], "scenario": text,
+                }
+                store.write_run(row, out.get("result"))
+                counts[out["status"]] += 1
+                bar.update(out["status"] == "ok")
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+    return counts
+
+
+def _failed_future(message: str) -> cf.Future:
+    fut: cf.Future = cf.Future()
+    fut.set_result({"status": "failed", "error": message, "wall_s": 0.0})
+    return fut
+
+
+def table(store: Store, experiment: str | None = None, metrics: list[str] | None = None,
+          level: float = 0.95) -> pd.DataFrame:
+    """Mean, standard deviation, n and the Student-t confidence interval over
+    replications, per sweep point and metric, from the ok runs in `store`.
+    Columns: point, one column per swept key path (the value's label),
+    metric, mean, std, n, ci_low, ci_high."""
+    where, args = "r.status = 'ok'", []
+    if experiment is not None:
+        where += " AND r.experiment = ?"
+        args.append(experiment)
+    if metrics:
+        where += f" AND m.metric IN ({', '.join('?' for _ in metrics)})"
+        args.extend(metrics)
+    rows = store.db.execute(
+        f"SELECT r.point, r.labels, m.metric, m.value FROM runs r JOIN metrics m USING (key) WHERE {where}"
+        " ORDER BY r.point, m.metric, r.replication", args).fetchall()
+    groups: dict[tuple[int, str, str], list[float | None]] = {}
+    for point, labels, metric, value in rows:
+        groups.setdefault((point, labels, metric), []).append(value)
+    order = {m: i for i, m in enumerate(metrics or [])}
+    out = []
+    for (point, labels, metric), values in groups.items():
+        s = summarize(values, level)
+        out.append({"point": point, **json.loads(labels), "metric": metric, "mean": s.mean, "std": s.std,
+                    "n": s.n, "ci_low": s.low, "ci_high": s.high})
+    df = pd.DataFrame(out)
+    if df.empty:
+        return pd.DataFrame(columns=["point", "metric", "mean", "std", "n", "ci_low", "ci_high"])
+    df["_order"] = df["metric"].map(lambda m: order.get(m, len(order)))
+    return df.sort_values(["point", "_order", "metric"], kind="stable").drop(columns="_order").reset_index(drop=True)

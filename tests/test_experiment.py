@@ -1,0 +1,227 @@
+"""Experiments: sweep points, the results store, resuming, failures and
+confidence intervals."""
+
+import math
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+from scipy import stats
+
+import aqmlab
+from aqmlab.experiment import Experiment
+from aqmlab.stats import batch_means, summarize
+from aqmlab.store import Store
+from aqmlab.sweep import execute, table
+from conftest import EXAMPLES, ROOT
+
+MM1K = str(EXAMPLES / "mm1k.toml")
+METRICS = ["queues.q.loss_rate", "queues.q.qlen_mean_pkts"]
+
+
+def _experiment(tmp_path: Path, replications: int = 3, rates=("5Mbps", "8Mbps", "9Mbps", "12Mbps"),
+                duration: str = "20s") -> Path:
+    values = ", ".join(f'"{r}"' for r in rates)
+    text = f"""
+name = "mm1k-load"
+scenario = "{MM1K}"
+replications = {replications}
+metrics = {METRICS!r}
+[sweep]
+duration = ["{duration}"]
+"traffic[0].rate" = [{values}]
+"""
+    path = tmp_path / "exp.toml"
+    path.write_text(text.replace("'", '"'))
+    return path
+
+
+def _stored(store: Path) -> list[tuple]:
+    """Every stored metric value, in a fixed order, for comparing stores."""
+    db = duckdb.connect(str(store), read_only=True)
+    try:
+        return db.execute("SELECT r.point, r.replication, r.seed, m.metric, m.value FROM runs r JOIN metrics m "
+                          "USING (key) ORDER BY 1, 2, 4").fetchall()
+    finally:
+        db.close()
+
+
+# Statistics ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("xs", [[1.0, 2.0, 4.0], [0.05, 0.051, 0.049, 0.0502, 0.0511], list(range(30))])
+def test_confidence_interval_matches_scipy(xs):
+    s = summarize(xs)
+    lo, hi = stats.t.interval(0.95, len(xs) - 1, loc=sum(xs) / len(xs), scale=stats.sem(xs))
+    assert s.n == len(xs)
+    assert s.mean == pytest.approx(sum(xs) / len(xs), rel=1e-15)
+    assert s.std == pytest.approx(stats.tstd(xs), rel=1e-12)
+    assert (s.low, s.high) == (pytest.approx(lo, rel=1e-12), pytest.approx(hi, rel=1e-12))
+
+
+def test_hand_computed_interval_and_missing_values():
+    # 1, 2, 3: mean 2, s = 1, t(0.975, 2) = 4.302653, half-width 4.302653 / sqrt(3).
+    s = summarize([1, None, 2, float("nan"), 3])
+    assert s.n == 3 and s.mean == 2 and s.std == 1
+    assert s.high - s.mean == pytest.approx(4.302653 / math.sqrt(3), rel=1e-6)
+    one = summarize([5.0])
+    assert one.mean == 5 and math.isnan(one.half_width) and summarize([]).n == 0
+
+
+def test_batch_means():
+    # Batches of 3: means 2, 5, 8 (the trailing 10 is dropped).
+    s = batch_means([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], batches=3)
+    assert (s.mean, s.std, s.n) == (5, 3, 3)
+    with pytest.raises(ValueError):
+        batch_means([1.0], batches=2)
+
+
+# Experiment files ----------------------------------------------------------
+
+
+def test_cross_product_zip_and_labels():
+    base = {"duration": "1s"}
+    exp = Experiment.from_dict({"scenario": base, "sweep": {"duration": ["1s", "2s", "3s"], "warmup": ["0s", "0.5s"]}})
+    assert len(exp.points()) == 6
+    assert [p.labels() for p in exp.points()][:2] == [{"duration": "1s", "warmup": "0s"},
+                                                       {"duration": "1s", "warmup": "0.5s"}]
+    z = Experiment.from_dict({"scenario": base, "zip": [["duration", "warmup"]],
+                              "sweep": {"duration": ["1s", "2s"], "warmup": {"values": ["0s", "1s"],
+                                                                             "labels": ["none", "one"]}}})
+    assert [p.labels() for p in z.points()] == [{"duration": "1s", "warmup": "none"},
+                                                {"duration": "2s", "warmup": "one"}]
+    q = Experiment.from_dict({"scenario": {"topology": {"qdisc": {"kind": "red"}}},
+                              "sweep": {"topology.qdisc": [{"kind": "droptail"}, {"kind": "codel"}]}})
+    assert [p.labels() for p in q.points()] == [{"topology.qdisc": "droptail"}, {"topology.qdisc": "codel"}]
+
+
+def test_common_random_numbers_across_points(tmp_path):
+    exp = Experiment.load(_experiment(tmp_path, replications=2))
+    runs = exp.runs()
+    assert [(r.point.index, r.replication, r.seed) for r in runs[:4]] == [(0, 0, 1), (0, 1, 2), (1, 0, 1), (1, 1, 2)]
+    assert len({r.key for r in runs}) == len(runs)
+
+
+@pytest.mark.parametrize("data, path, words", [
+    ({"scenario": {}, "replicas": 3}, "replicas", "unknown key"),
+    ({"scenario": {}, "replications": 0}, "replications", "from 1 to 100000, got 0"),
+    ({"scenario": 3}, "scenario", "path or an inline table"),
+    ({"scenario": {}, "sweep": {"duration": []}}, 'sweep."duration"', "non-empty list"),
+    ({"scenario": {}, "sweep": {"duration": {"values": ["1s"], "labels": ["a", "b"]}}},
+     'sweep."duration".labels', "1 strings"),
+    ({"scenario": {}, "sweep": {"duration": ["1s"], "warmup": ["0s", "1s"]}, "zip": [["duration", "warmup"]]},
+     "zip[0]", "equal lengths"),
+    ({"scenario": {}, "sweep": {"traffic[3].count": [1]}}, 'sweep."traffic[3].count"', "out of range"),
+])
+def test_bad_experiments_name_the_key(data, path, words):
+    with pytest.raises(aqmlab.ConfigError) as e:
+        Experiment.from_dict(data)
+    assert any(p == path and words in m for p, m in e.value.problems), e.value.problems
+
+
+def test_cli_bad_experiment_exits_2(cli, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('scenario = "nowhere.toml"\nreplications = -1\n')
+    r = cli("sweep", str(bad), "-q")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "replications: must be a whole number" in r.stderr and "nowhere.toml" in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml"]
+
+
+# Sweeps and the store -------------------------------------------------------
+
+
+def test_resume_skips_stored_runs_and_adds_new_replications(tmp_path):
+    path = _experiment(tmp_path)
+    store = tmp_path / "exp.duckdb"
+    with Store(store) as st:
+        assert execute(Experiment.load(path), st) == {"ok": 12, "failed": 0, "skipped": 0}
+        assert execute(Experiment.load(path), st) == {"ok": 0, "failed": 0, "skipped": 12}
+        assert execute(Experiment.load(_experiment(tmp_path, replications=4)), st) == \
+            {"ok": 4, "failed": 0, "skipped": 12}
+        assert st.db.execute("SELECT count(*), count(DISTINCT key) FROM runs").fetchone() == (16, 16)
+        # The file now asks for 4 replications; --rerun runs all 16 again,
+        # replacing their rows.
+        assert execute(Experiment.load(path), st, rerun=True)["ok"] == 16
+        assert st.db.execute("SELECT count(*) FROM runs").fetchone() == (16,)
+
+
+def test_two_jobs_store_the_same_as_one(tmp_path):
+    path = _experiment(tmp_path)
+    for jobs in (1, 2):
+        with Store(tmp_path / f"j{jobs}.duckdb") as st:
+            execute(Experiment.load(path), st, jobs=jobs)
+    one, two = _stored(tmp_path / "j1.duckdb"), _stored(tmp_path / "j2.duckdb")
+    assert len(one) > 12 * 20 and one == two
+
+
+def test_table_matches_theory_and_scipy(tmp_path):
+    # M/M/1/K with K = 10 at load 0.9: loss 0.050814 (mm1k.toml's header).
+    path = _experiment(tmp_path, replications=5, rates=("9Mbps",), duration="400s")
+    df = Experiment.load(path).run(store=tmp_path / "s.duckdb", jobs=2)
+    row = df[df.metric == "queues.q.loss_rate"].iloc[0]
+    values = [v for (_, _, _, m, v) in _stored(tmp_path / "s.duckdb") if m == "queues.q.loss_rate"]
+    lo, hi = stats.t.interval(0.95, 4, loc=sum(values) / 5, scale=stats.sem(values))
+    assert row["n"] == 5 and row["ci_low"] == pytest.approx(lo) and row["ci_high"] == pytest.approx(hi)
+    assert abs(row["mean"] - 0.050814) < 3 * (hi - lo) / 2 + 1e-4
+
+
+def test_a_failing_run_is_stored_with_its_message(tmp_path):
+    path = _experiment(tmp_path, replications=2, rates=("5Mbps", "fast", "9Mbps"))
+    with Store(tmp_path / "f.duckdb") as st:
+        assert execute(Experiment.load(path), st) == {"ok": 4, "failed": 2, "skipped": 0}
+        failed = st.db.execute("SELECT point, error FROM runs WHERE status = 'failed'").fetchall()
+        assert [p for p, _ in failed] == [1, 1]
+        assert all('traffic[0].rate: "fast" is not a rate' in e for _, e in failed)
+        assert len(table(st, metrics=["queues.q.loss_rate"])) == 2
+
+
+def test_cli_sweep_and_table(cli, tmp_path):
+    path = _experiment(tmp_path, replications=2, rates=("5Mbps", "9Mbps"))
+    r = cli("sweep", str(path), "--jobs", "2", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert "4 runs ok, 0 failed, 0 already stored" in r.stdout and "queues.q.loss_rate" in r.stdout
+    r = cli("table", str(tmp_path / "exp.duckdb"), "--metrics", "queues.q.loss_rate", "--csv")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "point,duration,traffic[0].rate,metric,mean,std,n,ci_low,ci_high" and len(lines) == 3
+    r = cli("table", str(tmp_path / "missing.duckdb"))
+    assert r.returncode == 2 and "no such results store" in r.stderr
+
+
+def test_kill_9_loses_no_finished_run(tmp_path):
+    """A sweep killed at a random moment, then resumed, stores every run
+    once and ends with the same table as an uninterrupted sweep."""
+    rates = [f"{r}Mbps" for r in range(5, 15)]
+    # 20 runs of about 0.1 s each, so the kill lands mid-sweep.
+    path = _experiment(tmp_path, replications=2, rates=rates, duration="600s")
+    cmd = [sys.executable, "-m", "aqmlab", "sweep", str(path), "--jobs", "1"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # Wait until some runs are reported done, then kill at a random moment.
+    reported = 0
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        reported = int(line.split()[1])
+        if reported >= 2:
+            break
+    time.sleep(random.uniform(0, 0.2))
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    proc.stderr.close()
+    store = tmp_path / "exp.duckdb"
+    with Store(store) as st:
+        stored = st.db.execute("SELECT count(*) FROM runs").fetchone()[0]
+    assert reported <= stored < 20, "the kill came too late to test anything"
+    r = subprocess.run(cmd + ["--quiet"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert f"{20 - stored} runs ok, 0 failed, {stored} already stored" in r.stdout
+    with Store(tmp_path / "clean.duckdb") as st:
+        execute(Experiment.load(path), st)
+    assert _stored(store) == _stored(tmp_path / "clean.duckdb")
+    with Store(store) as st:
+        assert st.db.execute("SELECT count(*), count(DISTINCT key) FROM runs").fetchone() == (20, 20)
