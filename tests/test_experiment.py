@@ -225,3 +225,30 @@ def test_kill_9_loses_no_finished_run(tmp_path):
     assert _stored(store) == _stored(tmp_path / "clean.duckdb")
     with Store(store) as st:
         assert st.db.execute("SELECT count(*), count(DISTINCT key) FROM runs").fetchone() == (20, 20)
+
+
+def test_dask_executor_stores_the_same_as_serial(tmp_path):
+    """A LocalCluster of 2 worker processes, and an existing cluster reached
+    by its scheduler address, store exactly the serial run's metrics."""
+    from distributed import LocalCluster
+
+    path = _experiment(tmp_path, replications=2)
+    with Store(tmp_path / "serial.duckdb") as st:
+        execute(Experiment.load(path), st, jobs=1)
+    with Store(tmp_path / "dask.duckdb") as st:
+        assert execute(Experiment.load(path), st, executor="dask", jobs=2)["ok"] == 8
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with Store(tmp_path / "remote.duckdb") as st:
+            assert execute(Experiment.load(path), st, executor="dask", scheduler=cluster.scheduler_address)["ok"] == 8
+    serial = _stored(tmp_path / "serial.duckdb")
+    assert len(serial) > 8 * 20
+    assert _stored(tmp_path / "dask.duckdb") == serial and _stored(tmp_path / "remote.duckdb") == serial
+
+
+def test_unreachable_scheduler_is_an_error_and_leaves_no_store(cli, tmp_path):
+    path = _experiment(tmp_path, replications=1, rates=("5Mbps",))
+    # Port 1 on the loopback refuses at once; Dask retries until its timeout.
+    r = cli("sweep", str(path), "--scheduler", "tcp://127.0.0.1:1", "--quiet")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "--scheduler: cannot reach the Dask scheduler 'tcp://127.0.0.1:1'" in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exp.toml"]

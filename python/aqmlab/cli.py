@@ -110,13 +110,17 @@ def run(scenario: str, assignments: tuple[str, ...], seed: int | None, as_json: 
 @click.argument("experiment", type=click.Path(dir_okay=False, path_type=str))
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
               help="Runs at once (default: the number of cores).")
-@click.option("--executor", type=click.Choice(["local"]), default="local", show_default=True,
-              help="Where runs happen: local threads.")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where runs happen: local threads, or Dask (a LocalCluster of --jobs workers, "
+                   "or the cluster at --scheduler).")
+@click.option("--scheduler", default=None, metavar="ADDR",
+              help="A Dask scheduler, e.g. tcp://10.0.0.5:8786 (implies --executor dask).")
 @click.option("--store", type=click.Path(dir_okay=False, path_type=str), default=None,
               help="Results file (default: the experiment file with .duckdb).")
 @click.option("--rerun", is_flag=True, help="Run again the runs already stored.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line.")
-def sweep(experiment: str, jobs: int | None, executor: str, store: str | None, rerun: bool, quiet: bool) -> None:
+def sweep(experiment: str, jobs: int | None, executor: str, scheduler: str | None, store: str | None, rerun: bool,
+          quiet: bool) -> None:
     """Run an experiment: every sweep point x replication not yet stored."""
     from aqmlab.experiment import Experiment
     from aqmlab.store import Store
@@ -126,9 +130,21 @@ def sweep(experiment: str, jobs: int | None, executor: str, store: str | None, r
     path = Path(store) if store else exp.default_store()
     if not path.parent.exists():
         raise AqmlabError(f"--store: the folder {path.parent} does not exist")
-    with Store(path) as st:
-        counts = execute(exp, st, executor=executor, jobs=jobs, rerun=rerun, progress=not quiet)
-        df = table(st, exp.name, exp.metrics or None)
+    if scheduler is not None:
+        executor = "dask"
+    existed = path.exists()
+    try:
+        with Store(path) as st:
+            counts = execute(exp, st, executor=executor, jobs=jobs, rerun=rerun, scheduler=scheduler,
+                             progress=not quiet)
+            df = table(st, exp.name, exp.metrics or None)
+    except AqmlabError:
+        # Raised before any run started (e.g. an unreachable scheduler): a
+        # store this command created holds nothing worth keeping.
+        if not existed:
+            for p in (path, path.with_name(path.name + ".wal")):
+                p.unlink(missing_ok=True)
+        raise
     click.echo(f"{exp.name}: {counts['ok']} runs ok, {counts['failed']} failed, "
                f"{counts['skipped']} already stored; results in {path}")
     if exp.metrics and not df.empty:

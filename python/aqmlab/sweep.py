@@ -23,7 +23,60 @@ from aqmlab.exceptions import AqmlabError
 from aqmlab.stats import summarize
 from aqmlab.store import Store
 
-EXECUTORS = ("local",)
+EXECUTORS = ("local", "dask")
+
+
+class LocalExecutor:
+    """Runs on threads of this process (the engine releases the GIL)."""
+
+    def __init__(self, jobs: int):
+        self.pool = cf.ThreadPoolExecutor(max_workers=jobs)
+
+    def submit(self, fn: Any, *args: Any) -> Any:
+        return self.pool.submit(fn, *args)
+
+    def as_completed(self, futures: Any) -> Any:
+        return cf.as_completed(futures)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class DaskExecutor:
+    """Runs on a Dask cluster: the scheduler at `scheduler`
+    (``tcp://host:port``), or a LocalCluster of `jobs` single-threaded
+    worker processes started for this sweep and stopped after it."""
+
+    def __init__(self, jobs: int, scheduler: str | None):
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:  # pragma: no cover - distributed is a pinned dependency
+            raise AqmlabError("executor: dask needs the 'distributed' package") from None
+        self.cluster = None
+        try:
+            if scheduler is None:
+                self.cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                                            dashboard_address=None)
+                self.client = Client(self.cluster)
+            else:
+                self.client = Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError, ValueError) as e:
+            if self.cluster is not None:
+                self.cluster.close()
+            raise AqmlabError(f"--scheduler: cannot reach the Dask scheduler {scheduler!r}: {e}") from None
+
+    def submit(self, fn: Any, *args: Any) -> Any:
+        return self.client.submit(fn, *args, pure=False)
+
+    def as_completed(self, futures: Any) -> Any:
+        from distributed import as_completed
+
+        return as_completed(list(futures))
+
+    def close(self) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
 
 
 def run_one(scenario_json: str, seed: int) -> dict[str, Any]:
@@ -81,55 +134,49 @@ def execute(exp: Any, store: Store, executor: str = "local", jobs: int | None = 
     skipped runs."""
     if executor not in EXECUTORS:
         raise AqmlabError(f"executor: \"{executor}\" is not known; allowed: {', '.join(EXECUTORS)}")
-    if scheduler is not None:
-        raise AqmlabError("scheduler: a scheduler address needs the dask executor, which is not built yet")
+    if scheduler is not None and executor != "dask":
+        raise AqmlabError("--scheduler: a scheduler address needs --executor dask")
     if jobs is not None and jobs < 1:
         raise AqmlabError(f"jobs: must be at least 1, got {jobs}")
     store.record_experiment(exp.name, exp.text, exp.axis_paths())
     runs = exp.runs()
+    stored = store.keys()
     done = set() if rerun else store.done_keys()
     todo = [r for r in runs if r.key not in done]
     bar = _Progress(len(todo), len(runs) - len(todo), quiet=not progress)
     counts = {"ok": 0, "failed": 0, "skipped": len(runs) - len(todo)}
-    if not todo:
+
+    def record(spec: Any, text: str, out: dict[str, Any]) -> None:
+        row = {
+            "key": spec.key, "experiment": exp.name, "point": spec.point.index, "labels": spec.point.labels(),
+            "replication": spec.replication, "seed": spec.seed, "engine_version": _engine.ENGINE_VERSION,
+            "scenario_hash": hashlib.sha256(text.encode()).hexdigest(), "status": out["status"],
+            "error": out.get("error"), "wall_s": out["wall_s"], "scenario": text,
+        }
+        store.write_run(row, out.get("result"), replace=spec.key in stored)
+        counts[out["status"]] += 1
+        bar.update(out["status"] == "ok")
+
+    texts = []
+    for spec in todo:
+        try:
+            texts.append((spec, spec.scenario.to_json()))
+        except AqmlabError as e:  # a value JSON cannot carry: the run fails, the sweep goes on
+            record(spec, "", {"status": "failed", "error": str(e), "wall_s": 0.0})
+    if not texts:
         bar.show(final=True)
         return counts
     workers = jobs or os.cpu_count() or 1
-    with cf.ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {}
-        for spec in todo:
-            try:
-                text = spec.scenario.to_json()
-            except AqmlabError as e:
-                text = None
-                futures[_failed_future(str(e))] = (spec, "{}")
-            if text is not None:
-                futures[pool.submit(run_one, text, spec.seed)] = (spec, text)
-        try:
-            for fut in cf.as_completed(futures):
-                spec, text = futures[fut]
-                out = fut.result()
-                row = {
-                    "key": spec.key, "experiment": exp.name, "point": spec.point.index,
-                    "labels": spec.point.labels(), "replication": spec.replication, "seed": spec.seed,
-                    "engine_version": _engine.ENGINE_VERSION,
-                    "scenario_hash": hashlib.sha256(text.encode()).hexdigest(), "status": out["status"],
-                    "error": out.get("error"), "wall_s": out["wall_s"], "scenario": text,
-                }
-                store.write_run(row, out.get("result"))
-                counts[out["status"]] += 1
-                bar.update(out["status"] == "ok")
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
+    pool: LocalExecutor | DaskExecutor = LocalExecutor(workers) if executor == "local" else \
+        DaskExecutor(workers, scheduler)
+    try:
+        futures = {pool.submit(run_one, text, spec.seed): (spec, text) for spec, text in texts}
+        for fut in pool.as_completed(futures):
+            spec, text = futures[fut]
+            record(spec, text, fut.result())
+    finally:
+        pool.close()
     return counts
-
-
-def _failed_future(message: str) -> cf.Future:
-    fut: cf.Future = cf.Future()
-    fut.set_result({"status": "failed", "error": message, "wall_s": 0.0})
-    return fut
 
 
 def table(store: Store, experiment: str | None = None, metrics: list[str] | None = None,
