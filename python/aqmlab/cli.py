@@ -172,6 +172,25 @@ def table_cmd(store: str, metrics: tuple[str, ...], experiment: str | None, as_c
     click.echo(df.to_csv(index=False).rstrip("\n") if as_csv else format_table(df))
 
 
+@cli.command()
+@click.argument("store", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=str), default=None,
+              help="Folder for report.html and the PNG/SVG plots (default: the store's name with -report).")
+@click.option("--metrics", "-m", multiple=True, metavar="PATH",
+              help="Metrics to plot (repeatable; default: the experiment's metrics).")
+@click.option("--experiment", default=None, help="Only this experiment of the store.")
+def report(store: str, out: str | None, metrics: tuple[str, ...], experiment: str | None) -> None:
+    """Plots (PNG, SVG) and one self-contained HTML page from a results store."""
+    from aqmlab.report import write_report
+
+    path = Path(store)
+    if not path.exists():
+        raise AqmlabError(f"{store}: no such results store")
+    folder = Path(out) if out else path.with_name(path.stem + "-report")
+    page = write_report(path, folder, experiment, list(metrics) or None)
+    click.echo(f"report written to {page}")
+
+
 def format_table(df: Any) -> str:
     """A results table with mean +- half-width columns, aligned."""
     if df.empty:

@@ -153,6 +153,8 @@ class Experiment:
             raise ConfigError(problems)
         assert base is not None
         name = str(data.get("name", Path(source).stem if source else base.name))
+        if text is None:  # built in Python: keep what was given, for the store and reports
+            text = json.dumps(data, indent=2, default=str)
         exp = cls(name, base, axes, zips, reps, seed, metrics, source, text)
         exp._check_points()
         return exp

@@ -2,7 +2,8 @@
 
 Tables:
 
-- ``experiments``: name, the experiment file's text, the swept key paths.
+- ``experiments``: name, the experiment file's text, the swept key paths,
+  the metrics to report (JSON lists).
 - ``runs``: a row per run: its key (hash of scenario, seed and engine
   version), experiment, sweep point index and labels (JSON, key path ->
   label), replication, seed, engine version, scenario hash, status (``ok``
@@ -13,6 +14,9 @@ Tables:
   value; NULL where the run could not measure it).
 - ``flows``: the per-flow rows of every ok run (key, flow index, the row
   as JSON).
+- ``series``: for every ok run whose scenario has a ``[trace]`` table, the
+  Parquet file of its time series (key, path relative to the store's
+  folder); the files live in ``<store>.series/<key>.parquet``.
 
 Each run is written in one transaction as soon as it finishes, so a killed
 sweep loses only the runs that were still in flight, and a half-written run
@@ -27,17 +31,19 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import duckdb
+import pandas as pd
 
 from aqmlab.exceptions import AqmlabError
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS experiments (name VARCHAR PRIMARY KEY, text VARCHAR, axes VARCHAR);
+CREATE TABLE IF NOT EXISTS experiments (name VARCHAR PRIMARY KEY, text VARCHAR, axes VARCHAR, metrics VARCHAR);
 CREATE TABLE IF NOT EXISTS runs (
     key VARCHAR PRIMARY KEY, experiment VARCHAR, point INTEGER, labels VARCHAR, replication INTEGER,
     seed UBIGINT, engine_version VARCHAR, scenario_hash VARCHAR, status VARCHAR, error VARCHAR,
     wall_s DOUBLE, scenario VARCHAR, summary VARCHAR);
 CREATE TABLE IF NOT EXISTS metrics (key VARCHAR, metric VARCHAR, value DOUBLE);
 CREATE TABLE IF NOT EXISTS flows (key VARCHAR, flow INTEGER, data VARCHAR);
+CREATE TABLE IF NOT EXISTS series (key VARCHAR PRIMARY KEY, path VARCHAR);
 """
 
 # Summary entries that are not measurements of the network.
@@ -90,8 +96,30 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
-    def record_experiment(self, name: str, text: str | None, axes: list[str]) -> None:
-        self.db.execute("INSERT OR REPLACE INTO experiments VALUES (?, ?, ?)", [name, text, json.dumps(axes)])
+    def record_experiment(self, name: str, text: str | None, axes: list[str], metrics: list[str]) -> None:
+        self.db.execute("INSERT OR REPLACE INTO experiments VALUES (?, ?, ?, ?)",
+                        [name, text, json.dumps(axes), json.dumps(metrics)])
+
+    @property
+    def series_dir(self) -> Path:
+        return self.path.with_name(self.path.name + ".series")
+
+    def _write_series(self, key: str, result: dict[str, Any]) -> str:
+        """Writes a run's time series to its Parquet file (through a
+        temporary file and a rename, so a file present is whole) and returns
+        its path relative to the store's folder. A file left by a run killed
+        before its transaction committed is simply overwritten next time."""
+        self.series_dir.mkdir(exist_ok=True)
+        final = self.series_dir / f"{key}.parquet"
+        tmp = final.with_suffix(".parquet.tmp")
+        pd.DataFrame(result["series"]).to_parquet(tmp, index=False)
+        tmp.replace(final)
+        return str(final.relative_to(self.path.parent))
+
+    def series(self, key: str) -> pd.DataFrame | None:
+        """The time series of run `key`, or None if it has none."""
+        row = self.db.execute("SELECT path FROM series WHERE key = ?", [key]).fetchone()
+        return pd.read_parquet(self.path.parent / row[0]) if row else None
 
     def keys(self) -> set[str]:
         """Keys of every stored run, ok or failed."""
@@ -110,7 +138,7 @@ class Store:
         cur.execute("BEGIN TRANSACTION")
         try:
             if replace:
-                for table in ("runs", "metrics", "flows"):
+                for table in ("runs", "metrics", "flows", "series"):
                     cur.execute(f"DELETE FROM {table} WHERE key = ?", [row["key"]])
             summary = result["summary"] if result else None
             cur.execute(
@@ -123,6 +151,8 @@ class Store:
                 _insert_rows(cur, "metrics", [(row["key"], m, v) for m, v in flatten_metrics(summary)])
                 _insert_rows(cur, "flows", [(row["key"], i, json.dumps(f))
                                             for i, f in enumerate(summary.get("flows", []))])
+            if result and result.get("series"):
+                cur.execute("INSERT INTO series VALUES (?, ?)", [row["key"], self._write_series(row["key"], result)])
             cur.execute("COMMIT")
         except BaseException:
             cur.execute("ROLLBACK")

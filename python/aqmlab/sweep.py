@@ -138,7 +138,7 @@ def execute(exp: Any, store: Store, executor: str = "local", jobs: int | None = 
         raise AqmlabError("--scheduler: a scheduler address needs --executor dask")
     if jobs is not None and jobs < 1:
         raise AqmlabError(f"jobs: must be at least 1, got {jobs}")
-    store.record_experiment(exp.name, exp.text, exp.axis_paths())
+    store.record_experiment(exp.name, exp.text, exp.axis_paths(), exp.metrics)
     runs = exp.runs()
     stored = store.keys()
     done = set() if rerun else store.done_keys()

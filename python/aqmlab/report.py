@@ -1,0 +1,232 @@
+"""Reports: plots and one self-contained HTML page from a results store.
+
+For every experiment in the store:
+
+- each metric against the swept parameter (the first axis whose labels are
+  all numbers, else the first axis), one line per combination of the other
+  axes' labels, with 95% confidence intervals as error bars;
+- the consecutive-loss distribution of the bottleneck per sweep point
+  (pooled over replications);
+- for replication 0 of each point that traced its queues: queue length and
+  average queue, and the drop/mark probability, against time.
+
+Plots go to the output folder as PNG and SVG; ``report.html`` embeds the
+PNGs (so the page is one file) with the tables, the experiment file and the
+engine version.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+# Text stays text in the SVGs, so labels can be edited and searched.
+matplotlib.rcParams["svg.fonttype"] = "none"
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+from jinja2 import Environment, PackageLoader, select_autoescape  # noqa: E402
+
+from aqmlab import _engine  # noqa: E402
+from aqmlab.store import Store  # noqa: E402
+from aqmlab.sweep import table  # noqa: E402
+
+DEFAULT_METRICS = ["queues.bottleneck.loss_rate", "queues.bottleneck.qdelay_mean_s",
+                   "queues.bottleneck.qlen_mean_pkts", "queues.bottleneck.utilization"]
+# Trace columns that are a drop or mark probability, in order of preference.
+_PROB_COLUMNS = ("p_a", "p_b", "drop_prob", "p_m")
+_MAX_SERIES_PLOTS = 24
+
+
+def metric_label(metric: str) -> str:
+    """An axis label with the metric's unit, from its name."""
+    name = metric.rsplit(".", 1)[-1]
+    units = [("_s", "s"), ("_bps", "b/s"), ("_pkts", "packets"), ("_bytes", "bytes")]
+    for suffix, unit in units:
+        if name.endswith(suffix):
+            return f"{metric} ({unit})"
+    if name in ("loss_rate", "utilization") or metric.startswith("fairness."):
+        return f"{metric} (fraction)" if name != "jain" else f"{metric} (index, 0-1)"
+    return f"{metric} (count)"
+
+
+def _number(label: str) -> float | None:
+    m = re.fullmatch(r"\s*(-?[0-9.]+(?:e-?\d+)?)\s*([A-Za-z]*)\s*", label)
+    return float(m.group(1)) if m else None
+
+
+def _x_axis(df: pd.DataFrame, axes: list[str]) -> str | None:
+    """The swept key to put on the x axis: the first whose labels are all
+    numbers (with or without a unit) and that takes more than one value."""
+    for a in axes:
+        labels = df[a].astype(str).unique()
+        if len(labels) > 1 and all(_number(x) is not None for x in labels):
+            return a
+    varying = [a for a in axes if df[a].nunique() > 1]
+    return varying[0] if varying else (axes[0] if axes else None)
+
+
+class _Figures:
+    """Saves figures as PNG and SVG and keeps the PNGs for the page."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        self.items: list[dict[str, str]] = []
+
+    def save(self, fig: Any, name: str, title: str) -> None:
+        png, svg = self.out / f"{name}.png", self.out / f"{name}.svg"
+        fig.savefig(png, dpi=110, bbox_inches="tight")
+        fig.savefig(svg, bbox_inches="tight")
+        plt.close(fig)
+        self.items.append({"name": name, "title": title,
+                           "png": base64.b64encode(png.read_bytes()).decode("ascii")})
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()
+
+
+def _metric_plots(figs: _Figures, exp: str, df: pd.DataFrame, axes: list[str], metrics: list[str]) -> None:
+    x = _x_axis(df, axes)
+    if x is None:
+        return
+    others = [a for a in axes if a != x and df[a].nunique() > 1]
+    numeric = all(_number(str(v)) is not None for v in df[x].unique())
+    for metric in metrics:
+        d = df[df.metric == metric]
+        if d.empty:
+            continue
+        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        groups = d.groupby(others, sort=False) if others else [((), d)]
+        for key, g in groups:
+            key = key if isinstance(key, tuple) else (key,)
+            xs = [(_number(str(v)) if numeric else str(v)) for v in g[x]]
+            half = (g["ci_high"] - g["ci_low"]) / 2
+            label = ", ".join(str(k) for k in key) or None
+            ax.errorbar(xs, g["mean"], yerr=half.fillna(0), marker="o", capsize=3, label=label)
+        ax.set_xlabel(x)
+        ax.set_ylabel(metric_label(metric))
+        ax.set_title(f"{exp}: {metric.rsplit('.', 1)[-1]} (mean, 95% CI)")
+        ax.grid(alpha=0.3)
+        if others:
+            ax.legend(title=", ".join(others), fontsize="small")
+        figs.save(fig, f"{_slug(exp)}-{_slug(metric)}", f"{metric} against {x}")
+
+
+def _point_names(st: Store, exp: str) -> dict[str, str]:
+    """A short name for each sweep point (its labels JSON): ``key=label``
+    for the swept keys that take more than one value."""
+    all_labels = [json.loads(x) for (x,) in st.db.execute(
+        "SELECT DISTINCT labels FROM runs WHERE experiment = ?", [exp]).fetchall()]
+    varying = [k for k in (all_labels[0] if all_labels else {}) if len({d[k] for d in all_labels}) > 1]
+    return {json.dumps(d): ", ".join(f"{k}={d[k]}" for k in varying) or exp for d in all_labels}
+
+
+def _loss_run_plot(figs: _Figures, st: Store, exp: str, queue: str = "bottleneck") -> None:
+    prefix = f"queues.{queue}.consecutive_loss.hist."
+    rows = st.db.execute(
+        "SELECT r.labels, m.metric, sum(m.value) FROM runs r JOIN metrics m USING (key) "
+        "WHERE r.status = 'ok' AND r.experiment = ? AND starts_with(m.metric, ?) GROUP BY 1, 2",
+        [exp, prefix]).fetchall()
+    if not rows:
+        return
+    names = _point_names(st, exp)
+    hist: dict[str, dict[int, float]] = {}
+    for labels, metric, count in sorted(rows):
+        name = names[json.dumps(json.loads(labels))]
+        hist.setdefault(name, {})[int(metric[len(prefix):])] = count
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for name, h in hist.items():
+        total = sum(h.values())
+        ks = sorted(h)
+        ax.plot(ks, [h[k] / total for k in ks], marker=".", label=name)
+    ax.set_yscale("log")
+    ax.set_xlabel("consecutive losses (packets)")
+    ax.set_ylabel("fraction of loss runs")
+    ax.set_title(f"{exp}: loss-run lengths at {queue}, pooled over replications")
+    ax.grid(alpha=0.3)
+    if len(hist) <= 12:
+        ax.legend(fontsize="x-small")
+    figs.save(fig, f"{_slug(exp)}-loss-runs", f"consecutive losses at {queue}")
+
+
+def _series_plots(figs: _Figures, st: Store, exp: str) -> None:
+    rows = st.db.execute(
+        "SELECT r.key, r.labels FROM runs r JOIN series s USING (key) WHERE r.experiment = ? AND r.status = 'ok' "
+        "AND r.replication = 0 ORDER BY r.point LIMIT ?", [exp, _MAX_SERIES_PLOTS]).fetchall()
+    names = _point_names(st, exp)
+    for key, labels in rows:
+        df = st.series(key)
+        if df is None or df.empty:
+            continue
+        queues = sorted({c.split(".")[0] for c in df.columns if c.endswith(".backlog_pkts")})
+        name = names[json.dumps(json.loads(labels))]
+        for q in queues:
+            prob = next((f"{q}.{c}" for c in _PROB_COLUMNS if f"{q}.{c}" in df.columns), None)
+            fig, axs = plt.subplots(2 if prob else 1, 1, figsize=(7.2, 5.2 if prob else 3.2), sharex=True,
+                                    squeeze=False)
+            ax = axs[0][0]
+            ax.plot(df["time_s"], df[f"{q}.backlog_pkts"], lw=0.8, label="queue length")
+            if f"{q}.avg" in df.columns:
+                ax.plot(df["time_s"], df[f"{q}.avg"], lw=1.2, label="average queue")
+            ax.set_ylabel("packets")
+            ax.legend(fontsize="small")
+            ax.set_title(f"{exp} [{name}]: {q}, replication 0", fontsize="medium")
+            ax.grid(alpha=0.3)
+            if prob:
+                axs[1][0].plot(df["time_s"], df[prob], lw=0.8, color="C3")
+                axs[1][0].set_ylabel(f"{prob.split('.')[-1]} (probability)")
+                axs[1][0].grid(alpha=0.3)
+            axs[-1][0].set_xlabel("time (s)")
+            figs.save(fig, f"{_slug(exp)}-series-{key[:12]}-{_slug(q)}", f"{name}: {q} over time")
+
+
+def _html_table(df: pd.DataFrame) -> str:
+    shown = df.copy()
+    shown["95% CI"] = [("-" if math.isnan(lo) else f"[{lo:.5g}, {hi:.5g}]")
+                       for lo, hi in zip(shown.pop("ci_low"), shown.pop("ci_high"))]
+    return shown.to_html(index=False, float_format=lambda v: f"{v:.5g}", classes="results", border=0)
+
+
+def write_report(store_path: str | Path, out: str | Path, experiment: str | None = None,
+                 metrics: list[str] | None = None) -> Path:
+    """Writes the plots and ``report.html`` into `out` (created if needed)
+    and returns the page's path."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    figs = _Figures(out)
+    sections = []
+    with Store(store_path, read_only=True) as st:
+        exps = st.db.execute("SELECT name, text, axes, metrics FROM experiments ORDER BY name").fetchall()
+        for name, text, axes_json, metrics_json in exps:
+            if experiment is not None and name != experiment:
+                continue
+            axes = json.loads(axes_json)
+            wanted = metrics or json.loads(metrics_json) or DEFAULT_METRICS
+            df = table(st, name, wanted)
+            start = len(figs.items)
+            if not df.empty:
+                _metric_plots(figs, name, df, axes, wanted)
+            _loss_run_plot(figs, st, name)
+            _series_plots(figs, st, name)
+            counts = dict(st.db.execute("SELECT status, count(*) FROM runs WHERE experiment = ? GROUP BY 1",
+                                        [name]).fetchall())
+            failed = st.db.execute("SELECT labels, replication, error FROM runs WHERE experiment = ? AND "
+                                   "status = 'failed' ORDER BY point, replication", [name]).fetchall()
+            sections.append({"name": name, "text": text or "", "ok": counts.get("ok", 0),
+                             "failed": failed, "table": _html_table(df) if not df.empty else "",
+                             "figures": figs.items[start:]})
+    env = Environment(loader=PackageLoader("aqmlab", "templates"), autoescape=select_autoescape(["html"]))
+    page = env.get_template("report.html.j2").render(
+        store=Path(store_path).name, engine=_engine.ENGINE_VERSION, sections=sections)
+    path = out / "report.html"
+    tmp = path.with_suffix(".html.tmp")
+    tmp.write_text(page, encoding="utf-8")
+    tmp.replace(path)
+    return path
