@@ -7,6 +7,7 @@ import shlex
 
 import pytest
 
+import aqmlab.experiment
 import aqmlab.scenario
 from conftest import ROOT
 
@@ -58,6 +59,8 @@ def test_readme_python_examples_run(monkeypatch, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["examples", "results.duckdb"]
 
 
-def test_docstring_examples():
-    failures, tried = doctest.testmod(aqmlab.scenario)
+@pytest.mark.parametrize("module", [aqmlab.scenario, aqmlab.experiment], ids=lambda m: m.__name__)
+def test_docstring_examples(monkeypatch, module):
+    monkeypatch.chdir(ROOT)
+    failures, tried = doctest.testmod(module)
     assert tried > 0 and failures == 0

@@ -16,7 +16,7 @@ from scipy import stats
 import aqmlab
 from aqmlab.experiment import Experiment
 from aqmlab.stats import batch_means, summarize
-from aqmlab.store import Store
+from aqmlab.store import Store, flatten_metrics
 from aqmlab.sweep import execute, table
 from conftest import EXAMPLES, ROOT
 
@@ -85,7 +85,7 @@ def test_batch_means():
 
 
 def test_cross_product_zip_and_labels():
-    base = {"duration": "1s"}
+    base = aqmlab.Scenario.load(MM1K).to_dict()
     exp = Experiment.from_dict({"scenario": base, "sweep": {"duration": ["1s", "2s", "3s"], "warmup": ["0s", "0.5s"]}})
     assert len(exp.points()) == 6
     assert [p.labels() for p in exp.points()][:2] == [{"duration": "1s", "warmup": "0s"},
@@ -95,9 +95,15 @@ def test_cross_product_zip_and_labels():
                                                                              "labels": ["none", "one"]}}})
     assert [p.labels() for p in z.points()] == [{"duration": "1s", "warmup": "none"},
                                                 {"duration": "2s", "warmup": "one"}]
-    q = Experiment.from_dict({"scenario": {"topology": {"qdisc": {"kind": "red"}}},
-                              "sweep": {"topology.qdisc": [{"kind": "droptail"}, {"kind": "codel"}]}})
-    assert [p.labels() for p in q.points()] == [{"topology.qdisc": "droptail"}, {"topology.qdisc": "codel"}]
+    q = Experiment.from_dict({"scenario": base, "sweep": {"topology.links[0].qdisc": [
+        {"kind": "droptail", "limit": "9pkt"}, {"kind": "codel"}]}})
+    assert [p.labels() for p in q.points()] == [{"topology.links[0].qdisc": "droptail"},
+                                                {"topology.links[0].qdisc": "codel"}]
+    # Tables of one kind are labelled by their text.
+    r = Experiment.from_dict({"scenario": base, "sweep": {"topology.links[0].qdisc": [
+        {"kind": "droptail", "limit": "9pkt"}, {"kind": "droptail", "limit": "5pkt"}]}})
+    assert [p.labels()["topology.links[0].qdisc"] for p in r.points()] == [
+        '{"kind": "droptail", "limit": "9pkt"}', '{"kind": "droptail", "limit": "5pkt"}']
 
 
 def test_common_random_numbers_across_points(tmp_path):
@@ -252,3 +258,69 @@ def test_unreachable_scheduler_is_an_error_and_leaves_no_store(cli, tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "--scheduler: cannot reach the Dask scheduler 'tcp://127.0.0.1:1'" in r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["exp.toml"]
+
+
+def test_same_scenario_at_two_points_and_two_experiments_in_one_store(tmp_path):
+    base = aqmlab.Scenario.load(MM1K).with_(duration="5s", warmup="0s").to_dict()
+    twice = Experiment.from_dict({"name": "e0", "scenario": base,
+                                  "sweep": {"duration": {"values": ["5s", "5s"], "labels": ["a", "b"]}}})
+    e1 = Experiment.from_dict({"name": "e1", "scenario": base, "sweep": {"traffic[0].rate": ["5Mbps", "9Mbps"]}})
+    e2 = Experiment.from_dict({"name": "e2", "scenario": base, "sweep": {"traffic[0].rate": ["9Mbps", "12Mbps"]}})
+    with Store(tmp_path / "s.duckdb") as st:
+        assert execute(twice, st)["ok"] == 2
+        assert execute(e1, st)["ok"] == 2
+        # e2's 9 Mbps point is its own run, not e1's.
+        assert execute(e2, st) == {"ok": 2, "failed": 0, "skipped": 0}
+        assert execute(e2, st, rerun=True)["ok"] == 2
+        for name in ("e1", "e2"):
+            t = table(st, name, ["queues.q.loss_rate"])
+            assert len(t) == 2 and (t["n"] == 1).all()
+        assert set(table(st)["experiment"]) == {"e0", "e1", "e2"}
+
+
+def test_a_changed_experiment_uses_only_its_current_runs(tmp_path):
+    path = _experiment(tmp_path, replications=2, rates=("9Mbps",))
+    with Store(tmp_path / "s.duckdb") as st:
+        execute(Experiment.load(path), st)
+        path.write_text(path.read_text().replace('duration = ["20s"]', 'duration = ["30s"]'))
+        assert execute(Experiment.load(path), st)["ok"] == 2
+        t = table(st, "mm1k-load", ["queues.q.loss_rate"])
+        assert t["n"].tolist() == [2] and t["duration"].tolist() == ["30s"]
+        assert st.db.execute("SELECT count(*) FROM runs").fetchone() == (4,)  # the old runs are kept
+
+
+def test_a_problem_every_point_has_is_an_experiment_error(cli, tmp_path):
+    base = aqmlab.Scenario.load(MM1K).to_dict()
+    with pytest.raises(aqmlab.ConfigError) as e:
+        Experiment.from_dict({"scenario": base, "sweep": {"traffic[0].rat": ["5Mbps", "9Mbps"]}})
+    assert any(p == "traffic[0].rat" and "unknown key" in m for p, m in e.value.problems), e.value.problems
+    with pytest.raises(aqmlab.ConfigError) as e:
+        Experiment.from_dict({"scenario": base, "sweep": {"topology": {"links": []}}})
+    assert "must be quoted" in str(e.value)
+
+
+def test_cli_reports_failed_runs(cli, tmp_path):
+    path = _experiment(tmp_path, replications=1, rates=("5Mbps", "fast"))
+    r = cli("sweep", str(path), "--quiet")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "1 runs ok, 1 failed" in r.stdout
+    assert 'failed: 1 run(s) at {"duration": "20s", "traffic[0].rate": "fast"}: ' in r.stderr
+
+
+def test_metrics_of_queues_named_like_settings_are_kept():
+    summary = {"seed": 1, "wall_s": 0.1, "queues": {"link": {"loss_rate": 0.5, "qdisc": {"max_p": 0.1},
+                                                             "link": {"rate_bps": 10}}},
+               "fairness": {"jain": 1.0}, "flows": [{"sent": 3}]}
+    assert dict(flatten_metrics(summary)) == {"queues.link.loss_rate": 0.5, "fairness.jain": 1.0}
+
+
+def test_a_foreign_duckdb_file_is_refused(cli, tmp_path):
+    other = tmp_path / "other.duckdb"
+    db = duckdb.connect(str(other))
+    db.execute("CREATE TABLE runs (x INTEGER)")
+    db.close()
+    for args in (("table", str(other)), ("report", str(other))):
+        r = cli(*args)
+        assert r.returncode == 2 and "not a results store of this aqmlab version" in r.stderr, r.stderr
+    r = cli("sweep", str(_experiment(tmp_path, replications=1, rates=("5Mbps",))), "--store", str(other), "-q")
+    assert r.returncode == 2 and "not a results store" in r.stderr

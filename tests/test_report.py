@@ -102,3 +102,13 @@ window.addEventListener("load", () => {
                    capture_output=True, timeout=120)
     data = shot.read_bytes()
     assert data.startswith(PNG_MAGIC) and len(data) > 50_000
+
+
+def test_cli_report_with_chosen_series(cli, report: Path, tmp_path):
+    store = report.parent.parent / "small.duckdb"
+    r = cli("report", str(store), "--out", str(tmp_path / "r"), "--series", "1", "-m", "fairness.jain")
+    assert r.returncode == 0, r.stderr
+    names = sorted(p.stem for p in (tmp_path / "r").glob("*.png"))
+    assert len(names) == 3 and "small-fairness-jain" in names and "small-loss-runs" in names
+    r = cli("report", str(tmp_path / "none.duckdb"))
+    assert r.returncode == 2 and "no such results store" in r.stderr and "Traceback" not in r.stderr

@@ -138,6 +138,10 @@ def sweep(experiment: str, jobs: int | None, executor: str, scheduler: str | Non
             counts = execute(exp, st, executor=executor, jobs=jobs, rerun=rerun, scheduler=scheduler,
                              progress=not quiet)
             df = table(st, exp.name, exp.metrics or None)
+            keys = list(st.experiment_keys().get(exp.name, ()))
+            failures = st.db.execute(
+                "SELECT labels, count(*), error FROM runs WHERE status = 'failed' AND key IN (SELECT unnest(?)) "
+                "GROUP BY labels, error ORDER BY min(point)", [keys]).fetchall()
     except AqmlabError:
         # Raised before any run started (e.g. an unreachable scheduler): a
         # store this command created holds nothing worth keeping.
@@ -149,6 +153,14 @@ def sweep(experiment: str, jobs: int | None, executor: str, scheduler: str | Non
                f"{counts['skipped']} already stored; results in {path}")
     if exp.metrics and not df.empty:
         click.echo(format_table(df))
+    missing = [m for m in exp.metrics if df.empty or m not in set(df["metric"])]
+    if missing and not df.empty:
+        click.echo(f"warning: no run measured {', '.join(missing)} (see 'aqmlab table {path}' for the metrics "
+                   "there are)", err=True)
+    if failures:
+        for labels, n, error in failures:
+            click.echo(f"failed: {n} run(s) at {labels}: {error}", err=True)
+        sys.exit(1)
 
 
 @cli.command("table")
@@ -179,7 +191,11 @@ def table_cmd(store: str, metrics: tuple[str, ...], experiment: str | None, as_c
 @click.option("--metrics", "-m", multiple=True, metavar="PATH",
               help="Metrics to plot (repeatable; default: the experiment's metrics).")
 @click.option("--experiment", default=None, help="Only this experiment of the store.")
-def report(store: str, out: str | None, metrics: tuple[str, ...], experiment: str | None) -> None:
+@click.option("--series", "series_points", multiple=True, type=click.IntRange(min=0), metavar="POINT",
+              help="Sweep point whose replication 0 gets time-series plots (repeatable; "
+                   "default: the first 24 points that traced).")
+def report(store: str, out: str | None, metrics: tuple[str, ...], experiment: str | None,
+           series_points: tuple[int, ...]) -> None:
     """Plots (PNG, SVG) and one self-contained HTML page from a results store."""
     from aqmlab.report import write_report
 
@@ -187,7 +203,7 @@ def report(store: str, out: str | None, metrics: tuple[str, ...], experiment: st
     if not path.exists():
         raise AqmlabError(f"{store}: no such results store")
     folder = Path(out) if out else path.with_name(path.stem + "-report")
-    page = write_report(path, folder, experiment, list(metrics) or None)
+    page = write_report(path, folder, experiment, list(metrics) or None, list(series_points) or None)
     click.echo(f"report written to {page}")
 
 

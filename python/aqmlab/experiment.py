@@ -72,28 +72,31 @@ class RunSpec:
     key: str = ""
 
 
-def _label(value: Any) -> str:
-    """A short label for a value without one: a table's `kind`, or its TOML-ish text."""
-    if isinstance(value, dict) and "kind" in value:
-        return str(value["kind"])
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, sort_keys=True)
+def _labels(values: list[Any]) -> list[str]:
+    """Labels for values given without: a table's `kind` if that tells them
+    apart, otherwise each value's text."""
+    short = [str(v["kind"]) if isinstance(v, dict) and "kind" in v else None for v in values]
+    if all(x is not None for x in short) and len(set(short)) == len(short):
+        return [str(x) for x in short]
+    return [v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str) for v in values]
 
 
-def run_key(scenario: Scenario, seed: int) -> str:
-    """The store key of a run: SHA-256 over the canonical scenario JSON, the
-    seed and the engine version (so a new engine never reuses old results)."""
-    blob = json.dumps({"scenario": scenario.to_dict(), "seed": seed, "engine": _engine.ENGINE_VERSION},
-                      sort_keys=True, default=str)
+def run_key(experiment: str, labels: dict[str, str], scenario: Scenario, seed: int) -> str:
+    """The store key of a run: SHA-256 over the experiment's name, the sweep
+    point's labels, the canonical scenario JSON, the seed and the engine
+    version. A run is reused only by the same experiment at the same point
+    with the same scenario, seed and engine; any change to the scenario or a
+    new engine makes a new run."""
+    blob = json.dumps({"experiment": experiment, "labels": labels, "scenario": scenario.to_dict(), "seed": seed,
+                       "engine": _engine.ENGINE_VERSION}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
 class Experiment:
     """A sweep over a base scenario, with replications.
 
-    >>> exp = Experiment.from_dict({"scenario": {"duration": "1s"}, "replications": 2,
-    ...                             "sweep": {"duration": ["1s", "2s"]}})
+    >>> exp = Experiment.from_dict({"scenario": "examples/mm1k.toml", "replications": 2,
+    ...                             "sweep": {"duration": ["10s", "20s"]}})
     >>> len(exp.runs())
     4
     """
@@ -182,6 +185,10 @@ class Experiment:
             where = f"sweep.\"{path}\""
             labels = None
             if isinstance(spec, dict):
+                if "values" not in spec:
+                    problems.append((where, "is a table without `values`; a key path with dots must be quoted, "
+                                            "e.g. \"topology.qdisc.limit\" = [\"50pkt\", \"100pkt\"]"))
+                    continue
                 extra = set(spec) - {"values", "labels"}
                 if extra:
                     problems.append((where, f"unknown key(s) {sorted(extra)}; an axis table has values and labels"))
@@ -189,13 +196,15 @@ class Experiment:
             if not isinstance(spec, list) or not spec:
                 problems.append((where, f"must be a non-empty list of values (or {{values, labels}}), got {spec!r}"))
                 continue
-            if labels is None:
-                labels = [_label(v) for v in spec]
+            given = labels is not None
+            if not given:
+                labels = _labels(spec)
             elif not isinstance(labels, list) or len(labels) != len(spec) or not all(isinstance(x, str) for x in labels):
                 problems.append((f"{where}.labels", f"must be {len(spec)} strings, one per value, got {labels!r}"))
                 continue
             if len(set(labels)) != len(labels):
-                problems.append((f"{where}.labels", f"must be distinct, got {labels!r}"))
+                problems.append((f"{where}.labels", f"must be distinct, got {labels!r}") if given else
+                                (where, f"repeats a value: {labels!r}"))
                 continue
             axes.append(Axis(path, tuple(spec), tuple(labels)))
         return axes
@@ -221,10 +230,12 @@ class Experiment:
         return zips
 
     def _check_points(self) -> None:
-        """Every swept key path must lead somewhere in the base scenario.
-        A value the engine rejects is not an error of the experiment: that
-        run is stored as failed with the engine's message, and the others go
-        on."""
+        """Every swept key path must lead somewhere in the base scenario, and
+        a problem that every sweep point has (a misspelt key, an invalid
+        base scenario) is an error of the experiment, reported before
+        anything runs. A problem of some points only (a swept value the
+        engine rejects) is not: those runs are stored as failed with the
+        engine's message, and the others go on."""
         problems: list[tuple[str, str]] = []
         for a in self.axes:
             try:
@@ -233,6 +244,17 @@ class Experiment:
                 problems.extend((f"sweep.\"{a.path}\"", m) for _, m in e.problems)
         if problems:
             raise ConfigError(problems)
+        common: set[tuple[str, str]] | None = None
+        for p in self.points():
+            try:
+                found = set(self.scenario(p).problems())
+            except ConfigError as e:
+                found = set(e.problems)
+            common = found if common is None else common & found
+            if not common:
+                return
+        if common:
+            raise ConfigError(sorted(common))
 
     # The sweep --------------------------------------------------------------
 
@@ -263,7 +285,7 @@ class Experiment:
             sc = self.scenario(p)
             for r in range(reps):
                 seed = self.seed + r
-                out.append(RunSpec(p, r, seed, sc, run_key(sc, seed)))
+                out.append(RunSpec(p, r, seed, sc, run_key(self.name, p.labels(), sc, seed)))
         return out
 
     def axis_paths(self) -> list[str]:

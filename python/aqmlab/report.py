@@ -119,11 +119,16 @@ def _metric_plots(figs: _Figures, exp: str, df: pd.DataFrame, axes: list[str], m
         figs.save(fig, f"{_slug(exp)}-{_slug(metric)}", f"{metric} against {x}")
 
 
+def _current(st: Store, exp: str) -> list[str]:
+    """The run keys of the experiment's latest sweep."""
+    return sorted(st.experiment_keys().get(exp, ()))
+
+
 def _point_names(st: Store, exp: str) -> dict[str, str]:
     """A short name for each sweep point (its labels JSON): ``key=label``
     for the swept keys that take more than one value."""
     all_labels = [json.loads(x) for (x,) in st.db.execute(
-        "SELECT DISTINCT labels FROM runs WHERE experiment = ?", [exp]).fetchall()]
+        "SELECT DISTINCT labels FROM runs WHERE key IN (SELECT unnest(?))", [_current(st, exp)]).fetchall()]
     varying = [k for k in (all_labels[0] if all_labels else {}) if len({d[k] for d in all_labels}) > 1]
     return {json.dumps(d): ", ".join(f"{k}={d[k]}" for k in varying) or exp for d in all_labels}
 
@@ -132,8 +137,8 @@ def _loss_run_plot(figs: _Figures, st: Store, exp: str, queue: str = "bottleneck
     prefix = f"queues.{queue}.consecutive_loss.hist."
     rows = st.db.execute(
         "SELECT r.labels, m.metric, sum(m.value) FROM runs r JOIN metrics m USING (key) "
-        "WHERE r.status = 'ok' AND r.experiment = ? AND starts_with(m.metric, ?) GROUP BY 1, 2",
-        [exp, prefix]).fetchall()
+        "WHERE r.status = 'ok' AND r.key IN (SELECT unnest(?)) AND starts_with(m.metric, ?) GROUP BY 1, 2",
+        [_current(st, exp), prefix]).fetchall()
     if not rows:
         return
     names = _point_names(st, exp)
@@ -156,10 +161,12 @@ def _loss_run_plot(figs: _Figures, st: Store, exp: str, queue: str = "bottleneck
     figs.save(fig, f"{_slug(exp)}-loss-runs", f"consecutive losses at {queue}")
 
 
-def _series_plots(figs: _Figures, st: Store, exp: str) -> None:
+def _series_plots(figs: _Figures, st: Store, exp: str, points: list[int] | None) -> None:
     rows = st.db.execute(
-        "SELECT r.key, r.labels FROM runs r JOIN series s USING (key) WHERE r.experiment = ? AND r.status = 'ok' "
-        "AND r.replication = 0 ORDER BY r.point LIMIT ?", [exp, _MAX_SERIES_PLOTS]).fetchall()
+        "SELECT r.key, r.labels, r.point FROM runs r JOIN series s USING (key) WHERE r.key IN (SELECT unnest(?)) "
+        "AND r.status = 'ok' AND r.replication = 0 ORDER BY r.point", [_current(st, exp)]).fetchall()
+    rows = [(k, labels) for k, labels, p in rows if points is None or p in points]
+    rows = rows if points is not None else rows[:_MAX_SERIES_PLOTS]
     names = _point_names(st, exp)
     for key, labels in rows:
         df = st.series(key)
@@ -195,9 +202,10 @@ def _html_table(df: pd.DataFrame) -> str:
 
 
 def write_report(store_path: str | Path, out: str | Path, experiment: str | None = None,
-                 metrics: list[str] | None = None) -> Path:
+                 metrics: list[str] | None = None, series_points: list[int] | None = None) -> Path:
     """Writes the plots and ``report.html`` into `out` (created if needed)
-    and returns the page's path."""
+    and returns the page's path. Time series are drawn for replication 0 of
+    the sweep points `series_points` (default: the first 24 that traced)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     figs = _Figures(out)
@@ -214,11 +222,12 @@ def write_report(store_path: str | Path, out: str | Path, experiment: str | None
             if not df.empty:
                 _metric_plots(figs, name, df, axes, wanted)
             _loss_run_plot(figs, st, name)
-            _series_plots(figs, st, name)
-            counts = dict(st.db.execute("SELECT status, count(*) FROM runs WHERE experiment = ? GROUP BY 1",
-                                        [name]).fetchall())
-            failed = st.db.execute("SELECT labels, replication, error FROM runs WHERE experiment = ? AND "
-                                   "status = 'failed' ORDER BY point, replication", [name]).fetchall()
+            _series_plots(figs, st, name, series_points)
+            keys = _current(st, name)
+            counts = dict(st.db.execute("SELECT status, count(*) FROM runs WHERE key IN (SELECT unnest(?)) "
+                                        "GROUP BY 1", [keys]).fetchall())
+            failed = st.db.execute("SELECT labels, replication, error FROM runs WHERE key IN (SELECT unnest(?)) "
+                                   "AND status = 'failed' ORDER BY point, replication", [keys]).fetchall()
             sections.append({"name": name, "text": text or "", "ok": counts.get("ok", 0),
                              "failed": failed, "table": _html_table(df) if not df.empty else "",
                              "figures": figs.items[start:]})

@@ -2,8 +2,11 @@
 
 Tables:
 
-- ``experiments``: name, the experiment file's text, the swept key paths,
-  the metrics to report (JSON lists).
+- ``experiments``: name, the experiment file's text, and as JSON lists the
+  swept key paths, the metrics to report and the keys of the runs the
+  experiment asked for when last swept (tables and reports use only
+  those, so runs of an earlier version of the experiment stay in the file
+  but out of its statistics).
 - ``runs``: a row per run: its key (hash of scenario, seed and engine
   version), experiment, sweep point index and labels (JSON, key path ->
   label), replication, seed, engine version, scenario hash, status (``ok``
@@ -36,7 +39,8 @@ import pandas as pd
 from aqmlab.exceptions import AqmlabError
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS experiments (name VARCHAR PRIMARY KEY, text VARCHAR, axes VARCHAR, metrics VARCHAR);
+CREATE TABLE IF NOT EXISTS experiments (
+    name VARCHAR PRIMARY KEY, text VARCHAR, axes VARCHAR, metrics VARCHAR, keys VARCHAR);
 CREATE TABLE IF NOT EXISTS runs (
     key VARCHAR PRIMARY KEY, experiment VARCHAR, point INTEGER, labels VARCHAR, replication INTEGER,
     seed UBIGINT, engine_version VARCHAR, scenario_hash VARCHAR, status VARCHAR, error VARCHAR,
@@ -48,7 +52,12 @@ CREATE TABLE IF NOT EXISTS series (key VARCHAR PRIMARY KEY, path VARCHAR);
 
 # Summary entries that are not measurements of the network.
 _NOT_METRICS = {"seed", "duration_s", "warmup_s", "wall_s", "flows"}
-_NOT_METRIC_PARTS = {"qdisc", "link"}
+# Under queues.<name>: the queue's settings, not measurements.
+_QUEUE_SETTINGS = {"qdisc", "link"}
+_TABLES = {"experiments": ["name", "text", "axes", "metrics", "keys"],
+           "runs": ["key", "experiment", "point", "labels", "replication", "seed", "engine_version", "scenario_hash",
+                    "status", "error", "wall_s", "scenario", "summary"],
+           "metrics": ["key", "metric", "value"], "flows": ["key", "flow", "data"], "series": ["key", "path"]}
 
 
 def flatten_metrics(summary: dict[str, Any]) -> Iterator[tuple[str, float | None]]:
@@ -59,8 +68,10 @@ def flatten_metrics(summary: dict[str, Any]) -> Iterator[tuple[str, float | None
 
     def walk(node: Any, path: str) -> Iterator[tuple[str, float | None]]:
         if isinstance(node, dict):
+            depth = path.count(".") + 1 if path else 0
             for k, v in node.items():
-                if (path == "" and k in _NOT_METRICS) or k in _NOT_METRIC_PARTS:
+                if (depth == 0 and k in _NOT_METRICS) or \
+                        (depth == 2 and path.startswith("queues.") and k in _QUEUE_SETTINGS):
                     continue
                 yield from walk(v, f"{path}.{k}" if path else str(k))
         elif isinstance(node, bool) or isinstance(node, str):
@@ -84,8 +95,29 @@ class Store:
             self.db = duckdb.connect(str(self.path), read_only=read_only)
         except duckdb.Error as e:
             raise AqmlabError(f"{self.path}: cannot open the results store: {e}") from None
-        if not read_only:
-            self.db.execute(_SCHEMA)
+        except (OSError, RuntimeError) as e:
+            raise AqmlabError(f"{self.path}: cannot open the results store: {e}") from None
+        try:
+            if not read_only:
+                self.db.execute(_SCHEMA)
+            self._check_schema()
+        except BaseException:
+            self.db.close()
+            raise
+
+    def _check_schema(self) -> None:
+        """A file that is not an aqmlab store, or one an older aqmlab wrote
+        with other tables, is refused with a clear error."""
+        have: dict[str, list[str]] = {}
+        for table, column in self.db.execute(
+                "SELECT table_name, column_name FROM information_schema.columns ORDER BY table_name, ordinal_position"
+        ).fetchall():
+            have.setdefault(table, []).append(column)
+        for table, columns in _TABLES.items():
+            if have.get(table) != columns:
+                what = "has no table" if table not in have else "has another layout for table"
+                raise AqmlabError(f"{self.path}: not a results store of this aqmlab version ({what} '{table}'); "
+                                  "use a new --store file")
 
     def __enter__(self) -> "Store":
         return self
@@ -96,9 +128,15 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
-    def record_experiment(self, name: str, text: str | None, axes: list[str], metrics: list[str]) -> None:
-        self.db.execute("INSERT OR REPLACE INTO experiments VALUES (?, ?, ?, ?)",
-                        [name, text, json.dumps(axes), json.dumps(metrics)])
+    def record_experiment(self, name: str, text: str | None, axes: list[str], metrics: list[str],
+                          keys: list[str]) -> None:
+        self.db.execute("INSERT OR REPLACE INTO experiments VALUES (?, ?, ?, ?, ?)",
+                        [name, text, json.dumps(axes), json.dumps(metrics), json.dumps(keys)])
+
+    def experiment_keys(self) -> dict[str, set[str]]:
+        """The current run keys of every experiment in the store."""
+        return {name: set(json.loads(keys)) for name, keys in
+                self.db.execute("SELECT name, keys FROM experiments").fetchall()}
 
     @property
     def series_dir(self) -> Path:

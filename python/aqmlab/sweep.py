@@ -91,7 +91,9 @@ def run_one(scenario_json: str, seed: int) -> dict[str, Any]:
             raise AqmlabError("; ".join(f"{p}: {m}" if p else m for p, m in problems))
         result = json.loads(_engine.run(scenario_json, seed))
         return {"status": "ok", "result": result, "wall_s": time.perf_counter() - t0}
-    except Exception as e:  # noqa: BLE001 - a failed run is data, not a crash
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # noqa: BLE001 - a failed run (even an engine panic) is data, not a crash
         return {"status": "failed", "error": f"{type(e).__name__}: {e}", "wall_s": time.perf_counter() - t0}
 
 
@@ -121,7 +123,10 @@ class _Progress:
         line = (f"runs: {self.done} done, {self.failed} failed, {left} remaining"
                 f" ({self.skipped} already stored), time left {eta}")
         if self.tty:
-            sys.stderr.write("\r" + line + ("\n" if final or left == 0 else ""))
+            width = 24
+            filled = width * finished // self.total if self.total else width
+            bar = "[" + "#" * filled + "." * (width - filled) + "] "
+            sys.stderr.write("\r" + bar + line + "\x1b[K" + ("\n" if final or left == 0 else ""))
         elif final or left == 0 or finished % max(1, self.total // 10) == 0:
             sys.stderr.write(line + "\n")
         sys.stderr.flush()
@@ -138,8 +143,8 @@ def execute(exp: Any, store: Store, executor: str = "local", jobs: int | None = 
         raise AqmlabError("--scheduler: a scheduler address needs --executor dask")
     if jobs is not None and jobs < 1:
         raise AqmlabError(f"jobs: must be at least 1, got {jobs}")
-    store.record_experiment(exp.name, exp.text, exp.axis_paths(), exp.metrics)
     runs = exp.runs()
+    store.record_experiment(exp.name, exp.text, exp.axis_paths(), exp.metrics, [r.key for r in runs])
     stored = store.keys()
     done = set() if rerun else store.done_keys()
     todo = [r for r in runs if r.key not in done]
@@ -169,11 +174,37 @@ def execute(exp: Any, store: Store, executor: str = "local", jobs: int | None = 
     workers = jobs or os.cpu_count() or 1
     pool: LocalExecutor | DaskExecutor = LocalExecutor(workers) if executor == "local" else \
         DaskExecutor(workers, scheduler)
+    futures: dict[Any, tuple[Any, str]] = {}
+    recorded: set[Any] = set()
+
+    def collect(futs: Any) -> None:
+        for fut in pool.as_completed(futs):
+            spec, text = futures[fut]
+            try:
+                out = fut.result()
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as e:  # noqa: BLE001 - e.g. a Dask worker lost: this run failed
+                out = {"status": "failed", "error": f"{type(e).__name__}: {e}", "wall_s": 0.0}
+            record(spec, text, out)
+            recorded.add(fut)
+
     try:
         futures = {pool.submit(run_one, text, spec.seed): (spec, text) for spec, text in texts}
-        for fut in pool.as_completed(futures):
-            spec, text = futures[fut]
-            record(spec, text, fut.result())
+        try:
+            collect(futures)
+        except KeyboardInterrupt:
+            # Runs not started are dropped; runs under way are finished and
+            # stored, unless a second Ctrl-C abandons them too.
+            for f in futures:
+                if f not in recorded:
+                    f.cancel()
+            running = [f for f in futures if f not in recorded and not f.cancelled()]
+            if running:
+                sys.stderr.write(f"\ninterrupted: finishing the {len(running)} runs under way "
+                                 "(Ctrl-C again to abandon them)\n")
+                collect(running)
+            raise
     finally:
         pool.close()
     return counts
@@ -182,9 +213,11 @@ def execute(exp: Any, store: Store, executor: str = "local", jobs: int | None = 
 def table(store: Store, experiment: str | None = None, metrics: list[str] | None = None,
           level: float = 0.95) -> pd.DataFrame:
     """Mean, standard deviation, n and the Student-t confidence interval over
-    replications, per sweep point and metric, from the ok runs in `store`.
-    Columns: point, one column per swept key path (the value's label),
-    metric, mean, std, n, ci_low, ci_high."""
+    replications, per sweep point and metric, from the ok runs of each
+    experiment's latest sweep in `store`. Columns: experiment (only when
+    there is more than one), point, one column per swept key path (the
+    value's label), metric, mean, std, n, ci_low, ci_high."""
+    current = store.experiment_keys()
     where, args = "r.status = 'ok'", []
     if experiment is not None:
         where += " AND r.experiment = ?"
@@ -193,19 +226,23 @@ def table(store: Store, experiment: str | None = None, metrics: list[str] | None
         where += f" AND m.metric IN ({', '.join('?' for _ in metrics)})"
         args.extend(metrics)
     rows = store.db.execute(
-        f"SELECT r.point, r.labels, m.metric, m.value FROM runs r JOIN metrics m USING (key) WHERE {where}"
-        " ORDER BY r.point, m.metric, r.replication", args).fetchall()
-    groups: dict[tuple[int, str, str], list[float | None]] = {}
-    for point, labels, metric, value in rows:
-        groups.setdefault((point, labels, metric), []).append(value)
+        "SELECT r.experiment, r.key, r.point, r.labels, m.metric, m.value FROM runs r JOIN metrics m USING (key) "
+        f"WHERE {where} ORDER BY r.experiment, r.point, m.metric, r.replication", args).fetchall()
+    groups: dict[tuple[str, int, str, str], list[float | None]] = {}
+    for exp, key, point, labels, metric, value in rows:
+        if key in current.get(exp, ()):
+            groups.setdefault((exp, point, labels, metric), []).append(value)
     order = {m: i for i, m in enumerate(metrics or [])}
     out = []
-    for (point, labels, metric), values in groups.items():
+    for (exp, point, labels, metric), values in groups.items():
         s = summarize(values, level)
-        out.append({"point": point, **json.loads(labels), "metric": metric, "mean": s.mean, "std": s.std,
-                    "n": s.n, "ci_low": s.low, "ci_high": s.high})
+        out.append({"experiment": exp, "point": point, **json.loads(labels), "metric": metric, "mean": s.mean,
+                    "std": s.std, "n": s.n, "ci_low": s.low, "ci_high": s.high})
     df = pd.DataFrame(out)
     if df.empty:
         return pd.DataFrame(columns=["point", "metric", "mean", "std", "n", "ci_low", "ci_high"])
     df["_order"] = df["metric"].map(lambda m: order.get(m, len(order)))
-    return df.sort_values(["point", "_order", "metric"], kind="stable").drop(columns="_order").reset_index(drop=True)
+    df = df.sort_values(["experiment", "point", "_order", "metric"], kind="stable").drop(columns="_order")
+    if df["experiment"].nunique() == 1:
+        df = df.drop(columns="experiment")
+    return df.reset_index(drop=True)
