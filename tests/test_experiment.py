@@ -229,6 +229,8 @@ def test_kill_9_loses_no_finished_run(tmp_path):
     with Store(tmp_path / "clean.duckdb") as st:
         execute(Experiment.load(path), st)
     assert _stored(store) == _stored(tmp_path / "clean.duckdb")
+    with Store(store) as a, Store(tmp_path / "clean.duckdb") as b:
+        assert table(a).equals(table(b))
     with Store(store) as st:
         assert st.db.execute("SELECT count(*), count(DISTINCT key) FROM runs").fetchone() == (20, 20)
 
@@ -324,3 +326,20 @@ def test_a_foreign_duckdb_file_is_refused(cli, tmp_path):
         assert r.returncode == 2 and "not a results store of this aqmlab version" in r.stderr, r.stderr
     r = cli("sweep", str(_experiment(tmp_path, replications=1, rates=("5Mbps",))), "--store", str(other), "-q")
     assert r.returncode == 2 and "not a results store" in r.stderr
+
+
+def test_ctrl_c_finishes_and_stores_the_run_under_way(tmp_path):
+    rates = [f"{r}Mbps" for r in range(5, 15)]
+    path = _experiment(tmp_path, replications=2, rates=rates, duration="600s")
+    cmd = [sys.executable, "-m", "aqmlab", "sweep", str(path), "--jobs", "1"]
+    with subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as proc:
+        assert proc.stderr is not None
+        reported = int(proc.stderr.readline().split()[1])
+        proc.send_signal(signal.SIGINT)
+        err = proc.stderr.read()
+        assert proc.wait() == 130
+    assert "interrupted: finishing the 1 runs under way" in err and "Traceback" not in err
+    with Store(tmp_path / "exp.duckdb") as st:
+        stored = st.db.execute("SELECT count(*) FROM runs WHERE status = 'ok'").fetchone()[0]
+    # The run under way at the interrupt was stored; none was started after it.
+    assert reported + 1 <= stored <= reported + 2 and stored < 20, (reported, stored, err)
