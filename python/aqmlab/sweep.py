@@ -16,6 +16,7 @@ import sys
 import time
 from typing import Any
 
+import duckdb
 import pandas as pd
 
 from aqmlab import _engine
@@ -151,6 +152,8 @@ def execute(exp: Any, store: Store, executor: str = "local", jobs: int | None = 
     bar = _Progress(len(todo), len(runs) - len(todo), quiet=not progress)
     counts = {"ok": 0, "failed": 0, "skipped": len(runs) - len(todo)}
 
+    attempted: set[str] = set()
+
     def record(spec: Any, text: str, out: dict[str, Any]) -> None:
         row = {
             "key": spec.key, "experiment": exp.name, "point": spec.point.index, "labels": spec.point.labels(),
@@ -158,7 +161,14 @@ def execute(exp: Any, store: Store, executor: str = "local", jobs: int | None = 
             "scenario_hash": hashlib.sha256(text.encode()).hexdigest(), "status": out["status"],
             "error": out.get("error"), "wall_s": out["wall_s"], "scenario": text,
         }
-        store.write_run(row, out.get("result"), replace=spec.key in stored)
+        # A write that a Ctrl-C interrupted may or may not have committed:
+        # writing the run again then replaces whatever is there.
+        replace = spec.key in stored or spec.key in attempted
+        attempted.add(spec.key)
+        try:
+            store.write_run(row, out.get("result"), replace=replace)
+        except duckdb.InterruptException:
+            raise KeyboardInterrupt from None
         counts[out["status"]] += 1
         bar.update(out["status"] == "ok")
 
