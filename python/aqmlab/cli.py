@@ -9,9 +9,7 @@ written.
 from __future__ import annotations
 
 import math
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +17,7 @@ import click
 
 import aqmlab
 from aqmlab.exceptions import AqmlabError, ConfigError
+from aqmlab.files import write_atomic
 from aqmlab.scenario import Scenario
 
 
@@ -97,7 +96,7 @@ def run(scenario: str, assignments: tuple[str, ...], seed: int | None, as_json: 
                             "e.g. --set trace.interval=100ms")])
     res = aqmlab.run(sc, seed=seed)
     if series_out is not None:
-        _write_atomic(Path(series_out), lambda tmp: res.series.to_parquet(tmp, index=False))
+        write_atomic(Path(series_out), lambda tmp: res.series.to_parquet(tmp, index=False))
     if as_json:
         click.echo(res.to_json())
     else:
@@ -217,21 +216,6 @@ def format_table(df: Any) -> str:
         half = (d["ci_high"] - d["ci_low"]) / 2
         rows.append([str(d[k]) for k in keys] + [_fmt(d["mean"]), _fmt(half), _fmt(d["std"]), str(d["n"])])
     return _table(keys + ["mean", "+- 95% CI", "std", "n"], rows)
-
-
-def _write_atomic(path: Path, write: Any) -> None:
-    """Writes through a temporary file in the same folder, then renames, so
-    an interrupted or failed write leaves nothing behind."""
-    if not path.parent.exists():
-        raise AqmlabError(f"{path}: the folder {path.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _fmt(x: Any, kind: str = "") -> str:

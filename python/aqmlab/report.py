@@ -34,6 +34,7 @@ import pandas as pd  # noqa: E402
 from jinja2 import Environment, PackageLoader, select_autoescape  # noqa: E402
 
 from aqmlab import _engine  # noqa: E402
+from aqmlab.files import write_atomic  # noqa: E402
 from aqmlab.store import Store  # noqa: E402
 from aqmlab.sweep import table  # noqa: E402
 
@@ -81,8 +82,8 @@ class _Figures:
 
     def save(self, fig: Any, name: str, title: str) -> None:
         png, svg = self.out / f"{name}.png", self.out / f"{name}.svg"
-        fig.savefig(png, dpi=110, bbox_inches="tight")
-        fig.savefig(svg, bbox_inches="tight")
+        write_atomic(png, lambda tmp: fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight"))
+        write_atomic(svg, lambda tmp: fig.savefig(tmp, format="svg", bbox_inches="tight"))
         plt.close(fig)
         self.items.append({"name": name, "title": title,
                            "png": base64.b64encode(png.read_bytes()).decode("ascii")})
@@ -235,7 +236,5 @@ def write_report(store_path: str | Path, out: str | Path, experiment: str | None
     page = env.get_template("report.html.j2").render(
         store=Path(store_path).name, engine=_engine.ENGINE_VERSION, sections=sections)
     path = out / "report.html"
-    tmp = path.with_suffix(".html.tmp")
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
     return path

@@ -37,6 +37,7 @@ import duckdb
 import pandas as pd
 
 from aqmlab.exceptions import AqmlabError
+from aqmlab.files import write_atomic
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS experiments (
@@ -146,12 +147,10 @@ class Store:
         """Writes a run's time series to its Parquet file (through a
         temporary file and a rename, so a file present is whole) and returns
         its path relative to the store's folder. A file left by a run killed
-        before its transaction committed is simply overwritten next time."""
+        before its transaction committed is simply replaced next time."""
         self.series_dir.mkdir(exist_ok=True)
         final = self.series_dir / f"{key}.parquet"
-        tmp = final.with_suffix(".parquet.tmp")
-        pd.DataFrame(result["series"]).to_parquet(tmp, index=False)
-        tmp.replace(final)
+        write_atomic(final, lambda tmp: pd.DataFrame(result["series"]).to_parquet(tmp, index=False))
         return str(final.relative_to(self.path.parent))
 
     def series(self, key: str) -> pd.DataFrame | None:
