@@ -8,6 +8,7 @@ import shlex
 import pytest
 
 import aqmlab.experiment
+import aqmlab.models
 import aqmlab.scenario
 from conftest import ROOT
 
@@ -59,7 +60,7 @@ def test_readme_python_examples_run(monkeypatch, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["examples", "results.duckdb"]
 
 
-@pytest.mark.parametrize("module", [aqmlab.scenario, aqmlab.experiment], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [aqmlab.scenario, aqmlab.experiment, aqmlab.models], ids=lambda m: m.__name__)
 def test_docstring_examples(monkeypatch, module):
     monkeypatch.chdir(ROOT)
     failures, tried = doctest.testmod(module)

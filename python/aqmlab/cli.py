@@ -206,6 +206,73 @@ def report(store: str, out: str | None, metrics: tuple[str, ...], experiment: st
     click.echo(f"report written to {page}")
 
 
+class _ModelGroup(_Group):
+    """``aqmlab model NAME``: one command per registered model, built from
+    its parameters (aqmlab.models.registry)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from aqmlab.models import MODELS
+
+        return list(MODELS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        from aqmlab.models import MODELS
+
+        return _model_command(MODELS[name]) if name in MODELS else None
+
+
+@cli.group("model", cls=_ModelGroup, invoke_without_command=True, no_args_is_help=False)
+@click.option("--list", "as_list", is_flag=True, help="List the models, one line each.")
+@click.pass_context
+def model(ctx: click.Context, as_list: bool) -> None:
+    """The analytic models of the classic papers: aqmlab model NAME [--param value ...] [--json].
+
+    Lists and ranges (--rho 0.5,1,2 or --rho 0.5:3:0.25) sweep a parameter.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if not as_list:
+        click.echo(ctx.get_help())
+        return
+    from aqmlab.models import MODELS
+
+    width = max(map(len, MODELS))
+    for m in MODELS.values():
+        click.echo(f"{m.name.ljust(width)}  {m.summary}")
+
+
+def _model_command(m: Any) -> click.Command:
+    from aqmlab.models import registry
+
+    def callback(as_json: bool, **given: Any) -> None:
+        values = {p.name: None if given[p.name] is None else
+                  given[p.name] if p.kind is bool else registry.parse(p, given[p.name]) for p in m.params}
+        quantities = m.compute(**values)
+        if as_json:
+            click.echo(registry.to_json(quantities))
+            return
+        shown = "  ".join(f"{p.name}={given[p.name]}" for p in m.params if given[p.name] is not None)
+        click.echo(f"{m.name}: {m.summary}\n{shown}")
+        for headers, rows in registry.render(quantities):
+            click.echo("\n" + _table(headers, rows))
+
+    options = []
+    for p in m.params:
+        dashed = "--" + p.name.replace("_", "-")
+        decls = [dashed] + ([f"--{p.name}"] if "_" in p.name else [])
+        if p.kind is bool:
+            options.append(click.Option([f"{dashed}/--no-{dashed[2:]}", p.name], default=p.default,
+                                        show_default=True, help=p.help))
+        else:
+            default = None if p.default is None else f"{p.default:g}" if isinstance(p.default, float) else str(
+                p.default)
+            options.append(click.Option([*decls, p.name], default=default,
+                                        show_default=p.default is not None, help=p.help,
+                                        metavar="|".join(p.choices) if p.choices else "LIST" if p.many else "VALUE"))
+    options.append(click.Option(["--json", "as_json"], is_flag=True, help="Print the quantities as one JSON object."))
+    return click.Command(m.name, callback=callback, params=options, help=m.summary)
+
+
 def format_table(df: Any) -> str:
     """A results table with mean +- half-width columns, aligned."""
     if df.empty:

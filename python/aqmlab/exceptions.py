@@ -21,3 +21,10 @@ class ConfigError(AqmlabError, ValueError):
     def lines(self) -> list[str]:
         """One line per problem, as the command line prints them."""
         return [f"{p}: {m}" if p else m for p, m in self.problems]
+
+
+class ModelError(AqmlabError, ValueError):
+    """An analytic model was given parameters outside its domain (for
+    example a queue-dynamics model whose flows cannot fill the link), or a
+    value it cannot compute. The message names the parameter, its value and
+    what is allowed."""
