@@ -16,3 +16,35 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def chromium() -> str | None:
+    """The headless browser the report tests use, if this machine has one."""
+    import shutil
+
+    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+def decoded_images(page: Path, scratch: Path) -> tuple[int, int]:
+    """Loads `page` in headless Chromium and returns how many of its images
+    decoded to a real picture (over 300 x 200 pixels), and how many it has."""
+    import re
+
+    probe = scratch / f"probe-{page.stem}.html"
+    probe.write_text(page.read_text().replace("</body>", """<div id="probe"></div><script>
+window.addEventListener("load", () => {
+  const imgs = [...document.images];
+  const ok = imgs.filter(i => i.complete && i.naturalWidth > 300 && i.naturalHeight > 200).length;
+  document.getElementById("probe").textContent = "decoded " + ok + " of " + imgs.length;
+});</script></body>"""))
+    args = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+    # The virtual time budget lets the load event fire before the DOM is dumped.
+    dom = subprocess.run(args + ["--virtual-time-budget=10000", "--dump-dom", probe.as_uri()], capture_output=True,
+                         text=True, timeout=120)
+    m = re.search(r'id="probe">decoded (\d+) of (\d+)<', dom.stdout)
+    assert m is not None, dom.stderr[-2000:]
+    return int(m.group(1)), int(m.group(2))
+
+
+needs_chromium = pytest.mark.skipif(chromium() is None,
+                                    reason="no Chromium on this machine (./dev setup installs it on Debian)")

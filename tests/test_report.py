@@ -3,7 +3,6 @@ real browser renders with every plot."""
 
 import base64
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from aqmlab.experiment import Experiment
 from aqmlab.report import metric_label, write_report
 from aqmlab.store import Store
 from aqmlab.sweep import execute
-from conftest import EXAMPLES
+from conftest import EXAMPLES, chromium, decoded_images, needs_chromium
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -79,24 +78,10 @@ def test_report_page_is_self_contained(report: Path):
     assert '"traffic[0].count"' in html  # the experiment, as given
 
 
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-
-
-@pytest.mark.skipif(_chromium() is None, reason="no Chromium on this machine (./dev setup installs it on Debian)")
+@needs_chromium
 def test_report_renders_in_headless_chromium(report: Path, tmp_path):
-    # A copy of the page that, once loaded, writes how many images decoded.
-    probe = tmp_path / "probe.html"
-    probe.write_text(report.read_text().replace("</body>", """<div id="probe"></div><script>
-window.addEventListener("load", () => {
-  const imgs = [...document.images];
-  const ok = imgs.filter(i => i.complete && i.naturalWidth > 300 && i.naturalHeight > 200).length;
-  document.getElementById("probe").textContent = "decoded " + ok + " of " + imgs.length;
-});</script></body>"""))
-    args = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
-    # The virtual time budget lets the load event fire before the DOM is dumped.
-    dom = subprocess.run(args + ["--virtual-time-budget=10000", "--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=120)
-    assert 'id="probe">decoded 7 of 7<' in dom.stdout, dom.stderr[-2000:]
+    assert decoded_images(report, tmp_path) == (7, 7)
+    args = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
     shot = tmp_path / "shot.png"
     subprocess.run(args + ["--window-size=1200,3000", f"--screenshot={shot}", report.as_uri()],
                    capture_output=True, timeout=120)

@@ -206,6 +206,71 @@ def report(store: str, out: str | None, metrics: tuple[str, ...], experiment: st
     click.echo(f"report written to {page}")
 
 
+@cli.command()
+@click.argument("study", required=False)
+@click.option("--scale", type=click.Choice(["smoke", "quick", "full"]), default="quick", show_default=True,
+              help="quick: minutes on a laptop; full: the paper's durations and replications; smoke: seconds, "
+                   "to check it runs.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=str), default=None,
+              help="Folder for the results, CSVs, plots and report.html (default: STUDY-SCALE).")
+@click.option("--list", "as_list", is_flag=True, help="List the studies and their expected run times.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Runs at a time (default: CPUs).")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True)
+@click.option("--scheduler", default=None, metavar="ADDR", help="Dask scheduler address (implies --executor dask).")
+@click.option("--rerun", is_flag=True, help="Run again the runs already stored in the folder.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress line.")
+def reproduce(study: str | None, scale: str, out: str | None, as_list: bool, jobs: int | None, executor: str,
+              scheduler: str | None, rerun: bool, quiet: bool) -> None:
+    """Reproduce one of the classic AQM studies and write its report."""
+    from aqmlab.studies import SCALES, STUDIES
+    from aqmlab.studies import reproduce as run_study
+
+    if as_list or study is None:
+        if not as_list:
+            raise click.UsageError("give a STUDY (see 'aqmlab reproduce --list')")
+        width = max(map(len, STUDIES))
+        click.echo(f"{'study'.ljust(width)}  " + "  ".join(f"{s:>10}" for s in SCALES) + "  title")
+        for s in STUDIES.values():
+            click.echo(f"{s.name.ljust(width)}  " + "  ".join(f"{s.runtime.get(k, '?'):>10}" for k in SCALES)
+                       + f"  {s.title}")
+        click.echo("(expected wall time on 2 cores)")
+        return
+    page = run_study(study, scale, out, executor="dask" if scheduler else executor, jobs=jobs, scheduler=scheduler,
+                     rerun=rerun, progress=not quiet, log=lambda m: click.echo(m, err=True))
+    click.echo(f"report written to {page}")
+
+
+@cli.command()
+@click.option("--out", type=click.Path(file_okay=False, path_type=str), default="aqmlab-demo", show_default=True,
+              help="Folder for the results store, plots and report.html.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Runs at a time (default: CPUs).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress line.")
+def demo(out: str, jobs: int | None, quiet: bool) -> None:
+    """The main job on the built-in default: the standard dumbbell through every
+    queue discipline, a short sweep over load, and the report."""
+    from aqmlab.experiment import Experiment
+    from aqmlab.report import write_report
+    from aqmlab.store import Store
+    from aqmlab.sweep import execute, table
+
+    exp = Experiment.load(Path(__file__).parent / "data" / "demo.toml")
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    store = folder / "results.duckdb"
+    click.echo(f"demo: {len(exp.runs())} runs of the standard dumbbell ({len(exp.points())} points x "
+               f"{exp.replications} replications); results in {store}", err=True)
+    with Store(store) as st:
+        counts = execute(exp, st, jobs=jobs, progress=not quiet)
+        df = table(st, exp.name, ["queues.bottleneck.qdelay_mean_s"])
+    click.echo(format_table(df))
+    page = write_report(store, folder, exp.name)
+    if counts["failed"]:
+        click.echo(f"error: {counts['failed']} runs failed (the report lists them)", err=True)
+    click.echo(f"report written to {page}")
+    if counts["failed"]:
+        sys.exit(1)
+
+
 class _ModelGroup(_Group):
     """``aqmlab model NAME``: one command per registered model, built from
     its parameters (aqmlab.models.registry)."""

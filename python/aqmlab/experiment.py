@@ -122,11 +122,17 @@ class Experiment:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
             raise ConfigError([("", f"{path}: cannot read the experiment file: {e}")]) from None
+        return cls.from_toml(text, base_dir=path.parent, source=str(path))
+
+    @classmethod
+    def from_toml(cls, text: str, base_dir: str | Path = ".", source: str | None = None) -> "Experiment":
+        """An experiment from the text of an experiment file; `source` names
+        it in errors (and gives its default name)."""
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
-            raise ConfigError([("", f"{path}: TOML syntax error: {e}")]) from None
-        return cls.from_dict(data, base_dir=path.parent, source=str(path), text=text)
+            raise ConfigError([("", f"{source or 'experiment'}: TOML syntax error: {e}")]) from None
+        return cls.from_dict(data, base_dir=base_dir, source=source, text=text)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], base_dir: str | Path = ".", source: str | None = None,

@@ -1,0 +1,262 @@
+"""What every classic study shares: scales, experiment templates, running
+through the experiment layer, and the report (tables as CSV, figures as PNG
+and SVG, one HTML page).
+
+A study is a :class:`Study` subclass registered with :func:`register`. It
+gives its experiments for a scale as TOML text, usually rendered from a
+template beside it (``python/aqmlab/studies/<study>/*.toml.j2``, Jinja2, so a
+template keeps the comments that say which choices the paper left open), and
+an ``analyse`` method that turns the stored results into tables and figures
+on a :class:`StudyReport`.
+
+``reproduce`` writes, into one output folder:
+
+- ``experiments/<name>.toml``: every experiment file used, as run (``aqmlab
+  sweep`` accepts them as they are);
+- ``results.duckdb``: the results store, so an interrupted reproduction
+  resumes where it stopped and ``--executor dask`` spreads the runs;
+- ``<table>.csv`` for every table and figure, ``<figure>.png`` and ``.svg``;
+- ``report.html``: the page, with the scale, replications and intervals
+  stated, the text of what the figures show, and the experiment files.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+matplotlib.rcParams["svg.fonttype"] = "none"
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+from jinja2 import Environment, FileSystemLoader, PackageLoader, StrictUndefined, select_autoescape  # noqa: E402
+
+from aqmlab import _engine  # noqa: E402
+from aqmlab.exceptions import AqmlabError  # noqa: E402
+from aqmlab.experiment import Experiment  # noqa: E402
+from aqmlab.files import write_atomic  # noqa: E402
+from aqmlab.stats import summarize  # noqa: E402
+from aqmlab.store import Store  # noqa: E402
+from aqmlab.sweep import execute  # noqa: E402
+
+SCALES = ("smoke", "quick", "full")
+SCALE_TEXT = {
+    "smoke": "SMOKE scale: a few seconds of simulated time and two replications, to check that the study runs end "
+             "to end. The numbers are not meant to be read.",
+    "quick": "QUICK scale: shorter runs, fewer replications and fewer load points than the paper, so the study runs "
+             "in minutes on a laptop. The intervals are wider than the paper's; read the trends, not the digits.",
+    "full": "FULL scale: the paper's durations, load points and replication counts.",
+}
+
+
+class Study:
+    """One published study: its experiments per scale and their analysis."""
+
+    name: str = ""
+    title: str = ""
+    source: str = ""  # the paper(s)
+    runtime: dict[str, str] = {}  # expected wall time per scale on 2 cores, e.g. {"quick": "3 min"}
+
+    @property
+    def folder(self) -> Path:
+        return Path(__file__).parent / self.name.replace("-", "_")
+
+    def experiments(self, scale: str) -> dict[str, str]:
+        """Experiment name -> the experiment file's TOML text at `scale`."""
+        raise NotImplementedError
+
+    def analyse(self, report: "StudyReport") -> None:
+        """Adds the study's tables, figures and text to `report`."""
+        raise NotImplementedError
+
+    def render(self, template: str, **context: Any) -> str:
+        """Renders ``<study folder>/<template>`` (Jinja2; an undefined name is
+        an error, not an empty string)."""
+        env = Environment(loader=FileSystemLoader(self.folder), undefined=StrictUndefined, keep_trailing_newline=True)
+        env.filters["toml"] = toml_value
+        return env.get_template(template).render(**context)
+
+
+def toml_value(v: Any) -> str:
+    """A Python value as a TOML value (for templates)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise AqmlabError(f"cannot write {v} in an experiment file")
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{json.dumps(str(k))} = {toml_value(x)}" for k, x in v.items()) + " }"
+    raise AqmlabError(f"cannot write a {type(v).__name__} in an experiment file")
+
+
+STUDIES: dict[str, Study] = {}
+
+
+def register(cls: type[Study]) -> type[Study]:
+    STUDIES[cls.name] = cls()
+    return cls
+
+
+@dataclass
+class _Section:
+    title: str
+    items: list[dict[str, Any]] = field(default_factory=list)
+
+
+class StudyReport:
+    """Where a study's ``analyse`` puts its results. Tables are written as
+    CSV at once; figures as PNG and SVG; text and both go on the page in the
+    order added, under the current section."""
+
+    def __init__(self, study: Study, scale: str, out: Path, store: Store, experiments: dict[str, Experiment]):
+        self.study, self.scale, self.out, self.store, self.experiments = study, scale, out, store, experiments
+        self.sections: list[_Section] = [_Section("")]
+        self.files: list[str] = []
+
+    # Reading results ----------------------------------------------------------
+
+    def runs(self, experiment: str) -> pd.DataFrame:
+        """The current ok runs of `experiment`: one row per run with columns
+        point, replication, seed, one column per swept key path (its label),
+        and ``summary`` (the run's summary as a dict)."""
+        keys = list(self.store.experiment_keys().get(experiment, ()))
+        rows = self.store.db.execute(
+            "SELECT point, replication, seed, labels, summary FROM runs WHERE status = 'ok' AND key IN "
+            "(SELECT unnest(?)) ORDER BY point, replication", [keys]).fetchall()
+        return pd.DataFrame([{"point": p, "replication": r, "seed": s, **json.loads(labels),
+                              "summary": json.loads(summary)} for p, r, s, labels, summary in rows])
+
+    def series(self, experiment: str, point: int, replication: int = 0) -> pd.DataFrame | None:
+        """The time series of one run, if it traced."""
+        keys = list(self.store.experiment_keys().get(experiment, ()))
+        row = self.store.db.execute("SELECT key FROM runs WHERE status = 'ok' AND point = ? AND replication = ? "
+                                    "AND key IN (SELECT unnest(?))", [point, replication, keys]).fetchone()
+        return None if row is None else self.store.series(row[0])
+
+    def failed(self, experiment: str) -> int:
+        keys = list(self.store.experiment_keys().get(experiment, ()))
+        return self.store.db.execute("SELECT count(*) FROM runs WHERE status = 'failed' AND key IN "
+                                     "(SELECT unnest(?))", [keys]).fetchone()[0]
+
+    # Writing the report ----------------------------------------------------------
+
+    def section(self, title: str) -> None:
+        self.sections.append(_Section(title))
+
+    def text(self, *paragraphs: str) -> None:
+        for p in paragraphs:
+            self.sections[-1].items.append({"kind": "text", "html": html.escape(p)})
+
+    def table(self, name: str, df: pd.DataFrame, caption: str) -> None:
+        """Writes ``<name>.csv`` and shows the table."""
+        path = self.out / f"{name}.csv"
+        write_atomic(path, lambda tmp: df.to_csv(tmp, index=False, float_format="%.6g"))
+        self.files.append(path.name)
+        shown = df.to_html(index=False, float_format=lambda v: f"{v:.5g}", classes="results", border=0, na_rep="-")
+        self.sections[-1].items.append({"kind": "table", "name": name, "caption": caption, "html": shown})
+
+    def figure(self, name: str, fig: Any, caption: str) -> None:
+        """Saves ``<name>.png`` and ``<name>.svg`` and shows the figure."""
+        png, svg = self.out / f"{name}.png", self.out / f"{name}.svg"
+        write_atomic(png, lambda tmp: fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight"))
+        write_atomic(svg, lambda tmp: fig.savefig(tmp, format="svg", bbox_inches="tight"))
+        plt.close(fig)
+        self.files += [png.name, svg.name]
+        self.sections[-1].items.append({"kind": "figure", "name": name, "caption": caption,
+                                        "png": base64.b64encode(png.read_bytes()).decode("ascii")})
+
+
+def mean_ci(values: Any, level: float = 0.95) -> dict[str, float]:
+    """Mean, CI bounds and n of replication values, with the column names the
+    study CSVs use (``ci95_low``/``ci95_high`` at the 95% level)."""
+    s = summarize(values, level)
+    tag = f"ci{round(100 * level)}"
+    return {"mean": s.mean, f"{tag}_low": s.low, f"{tag}_high": s.high, "n": s.n}
+
+
+def summary_table(runs: pd.DataFrame, by: list[str], metrics: dict[str, Callable[[dict[str, Any]], float | None]],
+                  rename: dict[str, dict[str, str]] | None = None) -> pd.DataFrame:
+    """One row per group of `by` columns: for each metric (CSV name ->
+    function of a run's summary) its mean over replications and, when there
+    are several metrics, ``<metric>_ci95_low``/``_high``; with one metric,
+    plain ``ci95_low``/``ci95_high``. `rename` maps a `by` column's labels to
+    the names the paper uses."""
+    rows = []
+    for keys, group in runs.groupby(by, sort=False):
+        keys = keys if isinstance(keys, tuple) else (keys,)
+        row: dict[str, Any] = {}
+        for col, k in zip(by, keys):
+            row[col] = (rename or {}).get(col, {}).get(k, k)
+        for name, fn in metrics.items():
+            m = mean_ci([fn(s) for s in group["summary"]])
+            prefix = "" if len(metrics) == 1 else f"{name}_"
+            row[name] = m["mean"]
+            row[f"{prefix}ci95_low"], row[f"{prefix}ci95_high"] = m["ci95_low"], m["ci95_high"]
+        row["n"] = len(group)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def errorbar_plot(ax: Any, df: pd.DataFrame, x: str, y: str, by: str, *, low: str = "ci95_low",
+                  high: str = "ci95_high", fmt: str = "o-") -> None:
+    """One line per value of `by`: `y` against `x` with its CI as error bars."""
+    for name, g in df.groupby(by, sort=False):
+        yerr = [g[y] - g[low], g[high] - g[y]]
+        ax.errorbar(g[x], g[y], yerr=[[0 if math.isnan(v) else v for v in e] for e in yerr], fmt=fmt,
+                    capsize=3, markersize=4, label=str(name))
+
+
+def reproduce(name: str, scale: str = "quick", out: str | Path | None = None, *, executor: str = "local",
+              jobs: int | None = None, scheduler: str | None = None, rerun: bool = False,
+              progress: bool = False, log: Callable[[str], None] = lambda s: None) -> Path:
+    """Runs study `name` at `scale` into `out` (default ``<name>-<scale>``)
+    and writes its report; returns the page's path. Runs already in the
+    folder's store are not run again."""
+    if name not in STUDIES:
+        raise AqmlabError(f"study: {name!r} is not known; allowed: {', '.join(STUDIES)}")
+    if scale not in SCALES:
+        raise AqmlabError(f"--scale: {scale!r} is not known; allowed: {', '.join(SCALES)}")
+    study = STUDIES[name]
+    out = Path(out) if out is not None else Path(f"{name}-{scale}")
+    if out.exists() and not out.is_dir():
+        raise AqmlabError(f"--out: {out} exists and is not a folder")
+    texts = study.experiments(scale)
+    # Every experiment is checked before anything is written or run.
+    exps = {n: Experiment.from_toml(text, source=f"experiments/{n}.toml") for n, text in texts.items()}
+    (out / "experiments").mkdir(parents=True, exist_ok=True)
+    for n, text in texts.items():
+        write_atomic(out / "experiments" / f"{n}.toml", lambda tmp, t=text: Path(tmp).write_text(t, encoding="utf-8"))
+    failed = 0
+    with Store(out / "results.duckdb") as st:
+        for n, exp in exps.items():
+            log(f"{name}: experiment {n} ({len(exp.runs())} runs)")
+            counts = execute(exp, st, executor=executor, jobs=jobs, rerun=rerun, scheduler=scheduler,
+                             progress=progress)
+            failed += counts["failed"]
+    with Store(out / "results.duckdb", read_only=True) as st:
+        report = StudyReport(study, scale, out, st, exps)
+        study.analyse(report)
+    env = Environment(loader=PackageLoader("aqmlab", "templates"), autoescape=select_autoescape(["html"]))
+    page = env.get_template("study.html.j2").render(
+        study=study, scale=scale, scale_text=SCALE_TEXT[scale], engine=_engine.ENGINE_VERSION,
+        sections=[s for s in report.sections if s.items], failed=failed,
+        experiments=[{"name": n, "runs": len(e.runs()), "replications": e.replications, "text": texts[n]}
+                     for n, e in exps.items()])
+    path = out / "report.html"
+    write_atomic(path, lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
+    return path
