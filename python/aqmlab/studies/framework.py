@@ -73,6 +73,14 @@ class Study:
         """Experiment name -> the experiment file's TOML text at `scale`."""
         raise NotImplementedError
 
+    def more_experiments(self, scale: str, results: "StudyReport") -> dict[str, str]:
+        """Experiments whose parameters are derived from results already
+        stored (e.g. a buffer sized from a calibration run): called after the
+        experiments run, again after any new ones ran, until it offers no
+        experiment that has not run. `results` reads the store as
+        ``analyse`` does."""
+        return {}
+
     def analyse(self, report: "StudyReport") -> None:
         """Adds the study's tables, figures and text to `report`."""
         raise NotImplementedError
@@ -235,19 +243,30 @@ def reproduce(name: str, scale: str = "quick", out: str | Path | None = None, *,
     out = Path(out) if out is not None else Path(f"{name}-{scale}")
     if out.exists() and not out.is_dir():
         raise AqmlabError(f"--out: {out} exists and is not a folder")
-    texts = study.experiments(scale)
-    # Every experiment is checked before anything is written or run.
-    exps = {n: Experiment.from_toml(text, source=f"experiments/{n}.toml") for n, text in texts.items()}
-    (out / "experiments").mkdir(parents=True, exist_ok=True)
-    for n, text in texts.items():
-        write_atomic(out / "experiments" / f"{n}.toml", lambda tmp, t=text: Path(tmp).write_text(t, encoding="utf-8"))
+    texts: dict[str, str] = {}
+    exps: dict[str, Experiment] = {}
+
+    def add(batch: dict[str, str]) -> dict[str, Experiment]:
+        # Every experiment of a batch is checked before any is written or run.
+        new = {n: Experiment.from_toml(t, source=f"experiments/{n}.toml") for n, t in batch.items() if n not in exps}
+        (out / "experiments").mkdir(parents=True, exist_ok=True)
+        for n in new:
+            texts[n] = batch[n]
+            write_atomic(out / "experiments" / f"{n}.toml",
+                         lambda tmp, t=batch[n]: Path(tmp).write_text(t, encoding="utf-8"))
+        exps.update(new)
+        return new
+
     failed = 0
+    batch = add(study.experiments(scale))
     with Store(out / "results.duckdb") as st:
-        for n, exp in exps.items():
-            log(f"{name}: experiment {n} ({len(exp.runs())} runs)")
-            counts = execute(exp, st, executor=executor, jobs=jobs, rerun=rerun, scheduler=scheduler,
-                             progress=progress)
-            failed += counts["failed"]
+        while batch:
+            for n, exp in batch.items():
+                log(f"{name}: experiment {n} ({len(exp.runs())} runs)")
+                counts = execute(exp, st, executor=executor, jobs=jobs, rerun=rerun, scheduler=scheduler,
+                                 progress=progress)
+                failed += counts["failed"]
+            batch = add(study.more_experiments(scale, StudyReport(study, scale, out, st, exps)))
     with Store(out / "results.duckdb", read_only=True) as st:
         report = StudyReport(study, scale, out, st, exps)
         study.analyse(report)
