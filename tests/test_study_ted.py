@@ -1,0 +1,169 @@
+"""Study E (time-driven early discard): the smoke-scale reproduction runs end
+to end, its CSVs have the columns and rows studies.md names, and the numbers
+that are known independently (Q_max, fair goodputs, Jain's index, the TDTO
+timeout) agree with the formulas."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from aqmlab import models
+from aqmlab.studies import reproduce
+
+SCHEMES = ["DropTail finite", "DropTail infinite", "TED S1", "TED S2", "TED S3", "TED S3 1ACK", "TED S3 TDTO"]
+CONNECTIONS = [f"C{i}" for i in range(1, 13)]
+UNCONGESTED = {"C7", "C11", "C12"}
+RATE_UNITS = {"Gbps": 1e9, "Mbps": 1e6, "kbps": 1e3, "bps": 1.0}
+
+
+def rate_bps(text: str) -> float:
+    for unit, scale in RATE_UNITS.items():
+        if text.endswith(unit):
+            return float(text[: -len(unit)]) * scale
+    raise ValueError(text)
+
+
+def time_s(text: str) -> float:
+    for unit, scale in (("us", 1e-6), ("ms", 1e-3), ("s", 1.0)):
+        if text.endswith(unit):
+            return float(text[: -len(unit)]) * scale
+    raise ValueError(text)
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("ted-smoke")
+    reproduce("ted", "smoke", folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def e1(out):
+    return tomllib.loads((out / "experiments" / "e1.toml").read_text())
+
+
+def csv(out, name):
+    return pd.read_csv(out / f"{name}.csv")
+
+
+def test_report_and_files_exist(out):
+    assert (out / "report.html").stat().st_size > 0
+    for name in ["flows", "goodput", "fairness", "bottleneck", "e2_uncongested", "e3", "e3_rto"]:
+        assert (out / f"{name}.csv").exists(), name
+    for fig in ["e1_normalised_goodput", "e1_jain", "e2_uncongested", "e3_goodput", "e3_rto"]:
+        assert (out / f"{fig}.png").exists() and (out / f"{fig}.svg").exists(), fig
+    page = (out / "report.html").read_text()
+    assert "SMOKE scale" in page and "95%" in page
+
+
+def test_columns_and_row_labels(out):
+    g = csv(out, "goodput")
+    for col in ["scheme", "connection", "goodput_bps", "goodput_bps_ci95_low", "goodput_bps_ci95_high",
+                "fair_goodput_bps", "normalised_goodput", "normalised_goodput_ci95_low",
+                "normalised_goodput_ci95_high", "n"]:
+        assert col in g.columns, col
+    assert list(dict.fromkeys(g["scheme"])) == SCHEMES
+    for s in SCHEMES:
+        assert list(g.loc[g["scheme"] == s, "connection"]) == CONNECTIONS
+    f = csv(out, "fairness")
+    assert list(f.columns) == ["scheme", "jain", "ci95_low", "ci95_high", "n"]
+    assert list(f["scheme"]) == SCHEMES
+    assert list(csv(out, "e3")["scheme"]) == ["DropTail finite", "TED S3", "TED S3 1ACK", "TED S3 TDTO"]
+    e2 = csv(out, "e2_uncongested")
+    assert set(e2["connection"]) == UNCONGESTED and list(dict.fromkeys(e2["scheme"])) == SCHEMES
+    b = csv(out, "bottleneck")
+    assert list(b["scheme"]) == SCHEMES
+    assert {"utilization", "qdelay_mean_s", "loss_rate", "drops_expired"} <= set(b.columns)
+
+
+def test_values_in_range(out):
+    fl = csv(out, "flows")
+    assert (fl["goodput_bps"] >= 0).all() and (fl["goodput_bps"] <= 1e9).all()
+    on_c = fl[fl["crosses_C"]]
+    # Nine connections share C: together they cannot deliver more than 300 Mb/s of payload.
+    assert (on_c.groupby(["scheme", "replication"])["goodput_bps"].sum() <= 300e6).all()
+    assert set(fl.loc[~fl["crosses_C"], "connection"]) == UNCONGESTED
+    j = csv(out, "fairness")["jain"]
+    assert ((j >= 1 / 9 - 1e-9) & (j <= 1 + 1e-9)).all()
+    b = csv(out, "bottleneck")
+    assert ((b["utilization"] >= 0) & (b["utilization"] <= 1 + 1e-9)).all()
+    # Drop-tail queues never expire a packet; TED queues do under congestion.
+    assert (b.loc[b["scheme"].str.startswith("DropTail"), "drops_expired"] == 0).all()
+    assert (b.loc[b["scheme"].str.startswith("DropTail infinite"), "loss_rate"] == 0).all()
+    assert (b.loc[b["scheme"].str.startswith("TED"), "drops_expired"] > 0).all()
+
+
+def test_buffers_are_qmax(e1):
+    """The buffer of every scheme at C is D_max times the capacity of the
+    other input ports of R2 (models.md 3), D_max the largest deadline of the
+    point (DropTail finite: S1's)."""
+    topo = e1["scenario"]["topology"]
+    c_index = [l["name"] for l in topo["links"]].index("C")
+    router = c_index  # link i joins R(i) -> R(i+1)
+    inputs = [rate_bps(h["rate"]) for h in topo["hosts"] if h["router"] == router]
+    inputs += [rate_bps(topo["links"][router - 1]["rate"])]  # from R(router-1)
+    axis = e1["sweep"][f"topology.links[{c_index}].qdisc"]
+    deadlines = [e1["sweep"][f"traffic[{k}].ted_deadline"]["values"] for k in range(4)]
+    labels = axis["labels"]
+    for i, (label, q) in enumerate(zip(labels, axis["values"])):
+        if label == "DropTail infinite":
+            assert q == {"kind": "droptail", "limit": "inf"}
+            continue
+        d_max = max(time_s(d[i]) for d in deadlines)
+        if label.startswith("TED"):
+            s = label.split()[1]
+            expected = {"S1": 1000e-6, "S2": 900e-6, "S3": 900e-6}[s]
+            assert d_max == pytest.approx(expected)
+        else:
+            d_max = 1000e-6
+        assert q["limit"] == f"{int(models.ted_max_queue(d_max, inputs))}B", label
+    # With R2's 5 ports of 1 Gb/s, 1 ms is 625 kB.
+    assert axis["values"][labels.index("TED S1")]["limit"] == "625000B"
+
+
+def test_fair_goodput_is_the_model(out, e1):
+    fl = csv(out, "flows")
+    # The topology gives every connection its round-trip class exactly.
+    assert np.allclose(fl["rtt_prop_s"], fl["rtt_ms"] / 1e3, rtol=0, atol=1e-9)
+    window = float(e1["scenario"]["traffic"][0]["tcp"]["rwnd"].removesuffix("pkt"))
+    one = fl[(fl["scheme"] == "TED S3") & (fl["replication"] == 0)]
+    on_c = one[one["crosses_C"]]
+    expected = models.fair_goodput(300e6, on_c["rtt_prop_s"].to_numpy(), window, 1500, 40)
+    assert np.allclose(on_c["fair_goodput_bps"], expected, rtol=1e-5)
+    g = csv(out, "goodput")
+    merged = g.merge(one[["connection", "fair_goodput_bps"]], on="connection", suffixes=("", "_flows"))
+    assert np.allclose(merged["fair_goodput_bps"], merged["fair_goodput_bps_flows"], rtol=1e-5)
+    assert np.allclose(fl["normalised_goodput"], fl["goodput_bps"] / fl["fair_goodput_bps"], rtol=1e-4)
+
+
+def test_jain_recomputed_from_flows(out):
+    fl = csv(out, "flows")
+    f = csv(out, "fairness").set_index("scheme")
+    for s in SCHEMES:
+        per_rep = [models.jain_index(g.loc[g["crosses_C"], "normalised_goodput"].to_numpy())
+                   for _, g in fl[fl["scheme"] == s].groupby("replication")]
+        assert len(per_rep) == f.loc[s, "n"] == 2
+        assert f.loc[s, "jain"] == pytest.approx(float(np.mean(per_rep)), rel=1e-4), s
+
+
+def test_rto_trace(out):
+    """Under TDTO, C1 (4 ms, crossing only C) has a fixed RTO of its round
+    trip plus the transmission of a 1500 B packet and a 40 B ACK on each link
+    both ways plus its 120 us deadline at C, doubled on repeated timeouts;
+    ns-2's estimate never goes below its 200 ms minimum."""
+    rto = csv(out, "e3_rto")
+    tdto = rto.loc[rto["scheme"] == "TED S3 TDTO", "rto_s"]
+    tx = sum(8 * size / r for size in (1500, 40) for r in (1e9, 300e6, 1e9))
+    base = 4e-3 + tx + 120e-6
+    seen = tdto[tdto < 2.9]  # before the first ACK the initial 3 s RTO holds
+    assert seen.min() == pytest.approx(base, abs=1e-8)
+    ratios = seen / base
+    assert np.allclose(ratios, np.round(ratios), rtol=1e-4)  # base x 2^k
+    dt = rto.loc[(rto["scheme"] == "DropTail finite") & (rto["time_s"] > 0.5), "rto_s"]
+    assert len(dt) > 0 and (dt >= 0.2 - 1e-12).all()
+    assert math.isfinite(tdto.max())
