@@ -1,0 +1,788 @@
+"""Study B (studies.md): analytic evaluation of RED against Tail Drop.
+
+T. Bonald, M. May, J.-C. Bolot, "Analytic evaluation of RED performance",
+IEEE INFOCOM 2000. The open-loop part (B1-B4) puts one queue under Poisson,
+batch-Poisson and bursty-plus-Poisson input and lays the paper's Markov
+chains (``aqmlab.models.bonald``, models.md 1) over the simulated points; the
+closed-loop part (B5-B8) runs TCP NewReno flows and CBR UDP through a 10 Mb/s
+bottleneck.
+
+The queue convention is the simulator's throughout: an aqmlab queue with a
+limit of 40 packets holds 41 in the system, and RED decides on the backlog
+behind the packet in transmission, without the arrival. The models are
+evaluated with that convention (``K = 41, count_arrival=False,
+count_in_service=False``) so that model and simulation describe the same
+queue; the experiment templates say why.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from aqmlab import models
+from aqmlab.models.plots import model_curve
+from aqmlab.studies.framework import Study, StudyReport, errorbar_plot, mean_ci, register
+
+# Every number that changes with the scale. Open loop: one run per point and
+# replication; "trace" samples the backlog for the queue-size histograms.
+# Closed loop: flows start in the first 10 s.
+SCALES: dict[str, dict[str, Any]] = {
+    "smoke": {
+        "open": {"duration": "20s", "warmup": "2s", "reps": 2, "trace": "20ms"},
+        "loads": [1.0, 2.0], "batches": [1, 3],
+        "fractions": [0.1, 0.9], "mix_loads": [1.0, 2.0],
+        "closed": {"duration": "20s", "warmup": "5s", "reps": 2, "trace": "100ms"},
+        "flows": [10, 100], "b8_flows": [25, 100],
+    },
+    "quick": {
+        "open": {"duration": "200s", "warmup": "10s", "reps": 5, "trace": "10ms"},
+        "loads": [0.5, 1.0, 1.5, 2.0, 2.5, 3.0], "batches": [1, 3, 5, 10],
+        "fractions": [0.1, 0.3, 0.5, 0.7, 0.9], "mix_loads": [0.5, 1.0, 1.5, 2.0, 2.5, 3.0],
+        "closed": {"duration": "200s", "warmup": "50s", "reps": 5, "trace": "20ms"},
+        "flows": [10, 25, 50, 75, 100, 150], "b8_flows": [25, 50, 75, 100],
+    },
+    "full": {
+        "open": {"duration": "1000s", "warmup": "50s", "reps": 10, "trace": "10ms"},
+        "loads": [0.5 + 0.25 * i for i in range(11)], "batches": [1, 3, 5, 10],
+        "fractions": [0.1 * i for i in range(1, 10)], "mix_loads": [0.5 + 0.25 * i for i in range(11)],
+        "closed": {"duration": "500s", "warmup": "100s", "reps": 10, "trace": "20ms"},
+        "flows": [10 * i for i in range(1, 16)], "b8_flows": [25, 50, 75, 100],
+    },
+}
+
+# The open-loop queue (see _open_scenario.j2 for the mapping of the paper's
+# K = 40): limit 40 packets behind the one in service, 41 in the system.
+LIMIT = 40
+K = LIMIT + 1
+CONV = {"count_arrival": False, "count_in_service": False}
+RATE_BPS = 10e6
+MEAN_PKT_BITS = 8000.0
+MU = RATE_BPS / MEAN_PKT_BITS  # packets/s
+EX1 = models.Red(20, 40, 1.0)
+EX2 = models.Red(10, 30, 0.1)
+EX2_WQ = 0.002
+B3_WQ = [0.1, 0.01, 0.001]
+MIX_B = 3
+MIX_LOAD = 2.0
+PARETO_SHAPE = 1.4
+B34_LOAD = 2.0
+# Closed loop.
+ACCESS_DELAYS_MS = [10, 20, 30, 40, 50, 60]
+B5_FLOWS = 100
+B6_BUFFERS = [40, 150]
+B8_RED = {"limit": 200, "min_th": 50, "max_th": 150}
+
+
+def _red(limit: float, red: models.Red, w_q: float, instantaneous: bool) -> dict[str, Any]:
+    """A RED table with the study's rule: d(avg) on every arrival, no gentle
+    region, no count spacing, no exemption of the first arrival."""
+    return {"kind": "red", "limit": f"{limit:g}pkt", "min_th": f"{red.min_th:g}pkt", "max_th": f"{red.max_th:g}pkt",
+            "max_p": red.max_p, "w_q": w_q, "avg_of": "instantaneous" if instantaneous else "average",
+            "gentle": False, "drop_spacing": "none", "exempt_first": False}
+
+
+def _td(limit: int) -> dict[str, Any]:
+    return {"kind": "droptail", "limit": f"{limit}pkt"}
+
+
+TD = {"label": "TD", "qdisc": _td(LIMIT)}
+RED_EX1 = {"label": "RED ex1", "qdisc": _red(LIMIT, EX1, 1, True)}
+RED_EX2 = {"label": "RED ex2", "qdisc": _red(LIMIT, EX2, EX2_WQ, False)}
+
+
+def _wq_label(w_q: float) -> str:
+    return f"RED ex2 w_q={w_q:g}"
+
+
+def _load_label(rho: float) -> str:
+    return f"{rho:.4g}"
+
+
+def _rate(rho: float) -> str:
+    return f"{rho * RATE_BPS / 1e6:.6g}Mbps"
+
+
+def _mix_pairs(sc: dict[str, Any]) -> list[tuple[float, float]]:
+    """(bursty load, smooth load) of every B2 point: the fractions at load 2,
+    then the loads at 10% and 90% bursty, without repeats."""
+    pairs: list[tuple[float, float]] = []
+    wanted = [(f, MIX_LOAD) for f in sc["fractions"]] + [(f, r) for f in (0.1, 0.9) for r in sc["mix_loads"]]
+    for f, r in wanted:
+        pair = (round(f * r, 9), round((1 - f) * r, 9))
+        if pair not in pairs:
+            pairs.append(pair)
+    return pairs
+
+
+@register
+class Bonald(Study):
+    name = "bonald"
+    title = "B. Analytic evaluation of RED vs Tail Drop (open and closed loop)"
+    source = ("T. Bonald, M. May, J.-C. Bolot, \"Analytic evaluation of RED performance\", IEEE INFOCOM 2000. "
+              "Markov chains of Tail Drop and RED (aqmlab.models.bonald) overlaid on simulations.")
+    runtime = {"smoke": "~25 s", "quick": "~2 min", "full": "~15 min"}
+
+    # Experiments ---------------------------------------------------------------
+
+    def experiments(self, scale: str) -> dict[str, str]:
+        sc = SCALES[scale]
+        ctx = {"open": sc["open"], "closed": sc["closed"], "ex2_wq": EX2_WQ}
+        out: dict[str, str] = {}
+        loads = [{"label": _load_label(r), "rate": _rate(r)} for r in sc["loads"]]
+        out["b1"] = self.render("b1.toml.j2", name="b1", trace=False, schemes=[TD, RED_EX1],
+                                qdisc_path="topology.links[0].qdisc", batches=sc["batches"], loads=loads, **ctx)
+        pairs = _mix_pairs(sc)
+        for pareto in (False, True):
+            rows = []
+            for rho_b, rho_s in pairs:
+                bursty: Any = ({"dist": "pareto", "shape": PARETO_SHAPE,
+                                "mean": f"{MIX_B * MEAN_PKT_BITS / (rho_b * RATE_BPS) * 1e9:.0f}ns"}
+                               if pareto else _rate(rho_b))
+                rows.append({"rho_b": _load_label(rho_b), "rho_s": _load_label(rho_s), "bursty": bursty,
+                             "smooth": _rate(rho_s)})
+            for key in ("rho_b", "rho_s"):
+                labels = [r[key] for r in rows]
+                if len(set(labels)) != len(labels):
+                    raise AssertionError(f"B2: two points share the {key} label; choose other loads")
+            name = "b2_pareto" if pareto else "b2_poisson"
+            out[name] = self.render("b2.toml.j2", name=name, trace=False,
+                                    schemes=[TD, RED_EX2], qdisc_path="topology.links[0].qdisc", pairs=rows,
+                                    pareto=pareto, pareto_shape=PARETO_SHAPE,
+                                    bursty_path="traffic[0].gap" if pareto else "traffic[0].rate", **ctx)
+        b34 = [TD, RED_EX1, RED_EX2] + [{"label": _wq_label(w), "qdisc": _red(LIMIT, EX2, w, False)} for w in B3_WQ]
+        out["b34"] = self.render("b34.toml.j2", name="b34", trace=True, schemes=b34,
+                                 qdisc_path="topology.links[0].qdisc", load=B34_LOAD, rate=_rate(B34_LOAD), **ctx)
+        closed = {"access_delays": ACCESS_DELAYS_MS, **ctx}
+        out["b57"] = self.render(
+            "closed.toml.j2", name="b57", trace=False, flows=sc["flows"],
+            what="B5 and B7: UDP loss rate, TCP loss rate and TCP goodput against the number of TCP flows, buffer 40.",
+            schemes=_closed_schemes(40), **closed)
+        out["b6"] = self.render(
+            "closed.toml.j2", name="b6", trace=True, flows=[B5_FLOWS],
+            what=f"B6: queueing delay over time with {B5_FLOWS} TCP flows, buffers of 40 and 150 packets.",
+            schemes=[s for b in B6_BUFFERS for s in _closed_schemes(b, with_buffer=True)], **closed)
+        out["b8"] = self.render(
+            "closed.toml.j2", name="b8", trace=True, flows=sc["b8_flows"],
+            what="B8: the instantaneous queue over time against the number of TCP flows, buffer 200, RED.",
+            schemes=[{"label": "RED", "qdisc": _red(B8_RED["limit"], models.Red(B8_RED["min_th"], B8_RED["max_th"],
+                                                                               0.1), EX2_WQ, False)}], **closed)
+        return out
+
+    # Analysis ------------------------------------------------------------------
+
+    def analyse(self, report: StudyReport) -> None:
+        report.text(
+            f"Open loop: one 10 Mb/s queue with exponential packet sizes (mean 1000 B, mu = {MU:g} packets/s), "
+            f"limit {LIMIT} packets behind the one in transmission ({K} in the system). Models: Bonald et al.'s "
+            f"chains with K = {K}, RED's d evaluated at the backlog behind the packet in service without the "
+            "arrival (the simulator's decision). RED Example 1: min_th 20, max_th 40, max_p 1, instantaneous queue; "
+            f"Example 2: min_th 10, max_th 30, max_p 0.1, w_q {EX2_WQ}. RED drops with d(avg), no gentle region, "
+            "no count spacing.")
+        _b1(report)
+        _b2(report)
+        _b3(report)
+        _b4(report)
+        _b57(report)
+        _b6(report)
+        _b8(report)
+
+
+def _closed_schemes(buffer: int, with_buffer: bool = False) -> list[dict[str, Any]]:
+    red = models.Red(buffer / 4, 3 * buffer / 4, 0.1)
+    tag = f" {buffer}" if with_buffer else ""
+    return [{"label": f"TD{tag}", "qdisc": _td(buffer)},
+            {"label": f"RED{tag}", "qdisc": _red(buffer, red, EX2_WQ, False)}]
+
+
+# Helpers ---------------------------------------------------------------------
+
+
+def _ci_row(values: list[float | None], name: str, prefix: bool = True) -> dict[str, float]:
+    m = mean_ci(values)
+    p = f"{name}_" if prefix else ""
+    return {name: m["mean"], f"{p}ci95_low": m["ci95_low"], f"{p}ci95_high": m["ci95_high"]}
+
+
+def _reps_text(report: StudyReport, experiment: str) -> str:
+    exp = report.experiments[experiment]
+    return f"{exp.replications} replications per point, 95% confidence intervals"
+
+
+def _inside(row: pd.Series, value: float, low: str = "ci95_low", high: str = "ci95_high") -> bool:
+    return bool(row[low] <= value <= row[high])
+
+
+def _points(ax: Any, df: pd.DataFrame, x: str, y: str, label: str, color: str, low: str = "ci95_low",
+            high: str = "ci95_high", marker: str = "o") -> None:
+    """Simulated means with their 95% CI as error bars, in one colour (the
+    model drawn for the same scheme uses it too)."""
+    df = df.sort_values(x)
+    yerr = [(df[y] - df[low]).fillna(0).clip(lower=0), (df[high] - df[y]).fillna(0).clip(lower=0)]
+    ax.errorbar(df[x], df[y], yerr=yerr, fmt=marker, color=color, capsize=3, markersize=4, label=label)
+
+
+# One colour per scheme and stream, shared by the simulated points and the model.
+COLORS = {("TD", "bursty"): "C0", ("TD", "smooth"): "C2", ("RED ex2", "bursty"): "C1", ("RED ex2", "smooth"): "C3",
+          ("TD", ""): "C0", ("RED ex1", ""): "C1"}
+
+
+def _fmt(x: float) -> str:
+    return "nan" if x is None or not math.isfinite(x) else f"{x:.4g}"
+
+
+# B1 --------------------------------------------------------------------------
+
+
+def _b1(report: StudyReport) -> None:
+    runs = report.runs("b1")
+    report.section("B1: drop probability of batch-Poisson input against load")
+    if runs.empty:
+        report.text("No B1 runs finished.")
+        return
+    qcol, bcol, lcol = "topology.links[0].qdisc", "traffic[0].batch", "traffic[0].rate"
+    rows = []
+    for (scheme, batch, load), g in runs.groupby([qcol, bcol, lcol], sort=False):
+        B, rho = int(batch), float(load)
+        red = EX1 if scheme == "RED ex1" else None
+        rows.append({"scheme": scheme, "B": B, "load": rho,
+                     **_ci_row([s["queues"]["q"]["loss_rate"] for s in g["summary"]], "loss_rate", prefix=False),
+                     "n": len(g), "model": float(models.drop_probability(rho, K, B, red, **CONV))})
+    df = pd.DataFrame(rows)
+    report.table("b1_drop_probability", df,
+                 f"B1: packet drop probability (loss_rate) against offered load per batch size B; model = the "
+                 f"batch-Poisson chain (models.md 1.1, Approximation 1 for RED), K = {K}. "
+                 + _reps_text(report, "b1") + ".")
+    batches = sorted(df["B"].unique())
+    fig, axes = plt.subplots(1, len(batches), figsize=(4 * len(batches), 3.6), sharey=True, squeeze=False)
+    grid = np.linspace(min(df["load"]), max(df["load"]), 60)
+    for ax, B in zip(axes[0], batches):
+        for scheme, red in (("TD", None), ("RED ex1", EX1)):
+            color = COLORS[(scheme, "")]
+            _points(ax, df[(df["B"] == B) & (df["scheme"] == scheme)], "load", "loss_rate", f"{scheme} simulation",
+                    color)
+            model_curve(ax, grid, models.drop_probability(grid, K, int(B), red, **CONV), f"{scheme} chain",
+                        color=color)
+        ax.set_title(f"B = {B}")
+        ax.set_xlabel("offered load rho")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("drop probability")
+    axes[0][0].legend(fontsize=8)
+    report.figure("b1_drop_probability", fig,
+                  "B1: drop probability against load, simulation (points, 95% CI) and chain (dashed), per batch size.")
+    # What the numbers say.
+    inside = df.apply(lambda r: _inside(r, r["model"]) if r["n"] > 1 and r["ci95_high"] > r["ci95_low"] else
+                      math.isclose(r["loss_rate"], r["model"], abs_tol=1e-4), axis=1)
+    parts = []
+    for scheme in ("TD", "RED ex1"):
+        for B in batches:
+            s = df[(df.scheme == scheme) & (df.B == B)]
+            err = (s["loss_rate"] - s["model"]).abs().max()
+            parts.append(f"{scheme} B = {B}: largest |simulation - model| {_fmt(err)}, model inside the CI at "
+                         f"{int(inside[s.index].sum())} of {len(s)} loads")
+    text = ["; ".join(parts) + "."]
+    piv = df.pivot_table(index=["B", "load"], columns="scheme", values=["loss_rate", "ci95_low", "ci95_high"])
+    if {"TD", "RED ex1"} <= set(piv["loss_rate"].columns):
+        above = [f"B = {B} load {rho:g}" for (B, rho) in piv.index
+                 if piv.loc[(B, rho), ("ci95_low", "RED ex1")] > piv.loc[(B, rho), ("ci95_high", "TD")]]
+        below = [f"B = {B} load {rho:g}" for (B, rho) in piv.index
+                 if piv.loc[(B, rho), ("ci95_high", "RED ex1")] < piv.loc[(B, rho), ("ci95_low", "TD")]]
+        text.append(f"RED ex1 drops more than TD, with the intervals apart, at {len(above)} of {len(piv)} points"
+                    + (f" ({', '.join(above)})" if above else "") + f", and less at {len(below)}"
+                    + (f" ({', '.join(below)})" if below else "") + ".")
+        lo = min(df["load"])
+        low = piv["loss_rate"].xs(lo, level="load")
+        text.append(f"At load {lo:g} the simulated drop probability against B is TD "
+                    + ", ".join(f"{_fmt(low.loc[B, 'TD'])} (B = {B})" for B in low.index) + " and RED ex1 "
+                    + ", ".join(f"{_fmt(low.loc[B, 'RED ex1'])}" for B in low.index) + ".")
+    text.append("For B > 1 RED's chain is the paper's Approximation 1 (every packet of a batch sees the queue its "
+                "first packet found); in the simulator each packet of a batch sees the packets accepted before it.")
+    report.text(*text)
+
+
+# B2 --------------------------------------------------------------------------
+
+
+def _b2_frame(report: StudyReport, experiment: str, pareto: bool) -> pd.DataFrame:
+    runs = report.runs(experiment)
+    if runs.empty:
+        return pd.DataFrame()
+    qcol = "topology.links[0].qdisc"
+    bcol = "traffic[0].gap" if pareto else "traffic[0].rate"
+    rows = []
+    for (scheme, lb, ls), g in runs.groupby([qcol, bcol, "traffic[1].rate"], sort=False):
+        rho_b, rho_s = float(lb), float(ls)
+        rho, frac = rho_b + rho_s, rho_b / (rho_b + rho_s)
+        red = EX2 if scheme == "RED ex2" else None
+        if pareto:
+            mb = ms = math.nan
+        else:
+            mb, ms = models.mix_drop_probability(rho, frac, K, MIX_B, red, **CONV)
+        for stream, model in (("bursty", mb), ("smooth", ms)):
+            vals = [s["traffic"][stream]["loss_rate"] for s in g["summary"]]
+            rows.append({"bursts": "Pareto" if pareto else "Poisson", "scheme": scheme, "stream": stream,
+                         "load": round(rho, 6), "bursty_fraction": round(frac, 6),
+                         **_ci_row(vals, "loss_rate", prefix=False), "n": len(g), "model": float(model)})
+    return pd.DataFrame(rows)
+
+
+def _b2_panel(ax: Any, sub: pd.DataFrame, x: str, grid: np.ndarray, chain: Any) -> None:
+    """Each scheme's and stream's simulated drop probability against `x`,
+    with the chain's (`chain(red)` -> (bursty, smooth) over `grid`) if given."""
+    for scheme, red in (("TD", None), ("RED ex2", EX2)):
+        curves = dict(zip(("bursty", "smooth"), chain(red))) if chain is not None else {}
+        for stream in ("bursty", "smooth"):
+            color = COLORS[(scheme, stream)]
+            _points(ax, sub[(sub["scheme"] == scheme) & (sub["stream"] == stream)], x, "loss_rate",
+                    f"{scheme} {stream}", color, marker="o" if stream == "bursty" else "s")
+            if stream in curves:
+                model_curve(ax, grid, curves[stream], f"{scheme} {stream} chain", color=color)
+
+
+def _b2(report: StudyReport) -> None:
+    report.section("B2: a bursty stream (batches of 3) and a Poisson stream")
+    df = pd.concat([_b2_frame(report, "b2_poisson", False), _b2_frame(report, "b2_pareto", True)],
+                   ignore_index=True)
+    if df.empty:
+        report.text("No B2 runs finished.")
+        return
+    report.table("b2_drop_probability", df,
+                 "B2: drop probability (loss_rate) of each stream; bursts at Poisson or Pareto (shape 1.4) times; "
+                 f"model = the two-stream chain (models.md 1.2, instantaneous queue for RED ex2, K = {K}), Poisson "
+                 "bursts only. " + _reps_text(report, "b2_poisson") + ".")
+    at2 = df[np.isclose(df["load"], MIX_LOAD)]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
+    grid = np.linspace(0.0, 1.0, 41)
+    for ax, bursts in zip(axes, ("Poisson", "Pareto")):
+        _b2_panel(ax, at2[at2["bursts"] == bursts], "bursty_fraction", grid,
+                  (lambda red: models.mix_drop_probability(MIX_LOAD, grid, K, MIX_B, red, **CONV))
+                  if bursts == "Poisson" else None)
+        ax.set_title(f"load {MIX_LOAD:g}, bursts at {bursts} times")
+        ax.set_xlabel("bursty fraction rho_b / rho")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("drop probability")
+    report.figure("b2_fraction", fig, "B2: each stream's drop probability against the bursty fraction at load 2 "
+                                      "(points: simulation, 95% CI; dashed: chain, RED on the instantaneous queue).")
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7.2), sharey=True, sharex=True)
+    lgrid = np.linspace(min(df["load"]), max(df["load"]), 40)
+    for i, bursts in enumerate(("Poisson", "Pareto")):
+        for j, frac in enumerate((0.1, 0.9)):
+            ax = axes[i][j]
+            _b2_panel(ax, df[(df["bursts"] == bursts) & np.isclose(df["bursty_fraction"], frac)], "load", lgrid,
+                      (lambda red, frac=frac: models.mix_drop_probability(lgrid, frac, K, MIX_B, red, **CONV))
+                      if bursts == "Poisson" else None)
+            ax.set_title(f"{frac:.0%} bursty, bursts at {bursts} times")
+            ax.grid(alpha=0.3)
+            if i == 1:
+                ax.set_xlabel("offered load rho")
+            if j == 0:
+                ax.set_ylabel("drop probability")
+    axes[0][0].legend(fontsize=7)
+    report.figure("b2_load", fig, "B2: each stream's drop probability against the load, 10% and 90% bursty, bursts "
+                                  "at Poisson times (with the chain, dashed) and at Pareto times (simulation only).")
+    text = []
+    for bursts in ("Poisson", "Pareto"):
+        sub = at2[at2["bursts"] == bursts]
+        ratios = {}
+        for scheme in ("TD", "RED ex2"):
+            s = sub[sub["scheme"] == scheme].pivot(index="bursty_fraction", columns="stream", values="loss_rate")
+            if {"bursty", "smooth"} <= set(s.columns):
+                ratios[scheme] = (s["bursty"] / s["smooth"]).replace([np.inf], np.nan)
+        if ratios:
+            text.append(f"Bursts at {bursts} times, load {MIX_LOAD:g}: the bursty stream's drop probability divided "
+                        "by the smooth stream's is " + "; ".join(
+                            f"{k} {_fmt(v.min())} to {_fmt(v.max())}" for k, v in ratios.items())
+                        + " over the bursty fractions simulated.")
+    pois = df[df["bursts"] == "Poisson"]
+    err = (pois["loss_rate"] - pois["model"]).abs()
+    for scheme in ("TD", "RED ex2"):
+        s = pois[pois["scheme"] == scheme]
+        if len(s):
+            text.append(f"{scheme}, Poisson bursts: largest |simulation - chain| {_fmt(err[s.index].max())} in drop "
+                        "probability" + (" (the chain's RED decides on the instantaneous queue, the simulated RED on "
+                                         f"the average with w_q = {EX2_WQ})" if scheme != "TD" else "") + ".")
+    both = df.pivot_table(index=["scheme", "stream", "load", "bursty_fraction"], columns="bursts",
+                          values="loss_rate")
+    if {"Poisson", "Pareto"} <= set(both.columns):
+        d = both["Pareto"] - both["Poisson"]
+        text.append(f"Pareto bursts change the drop probability by {_fmt(d.min())} to {_fmt(d.max())} against "
+                    "Poisson bursts at the same points.")
+    report.text(*text)
+
+
+# B3 --------------------------------------------------------------------------
+
+
+def _b34_runs(report: StudyReport) -> pd.DataFrame:
+    return report.runs("b34")
+
+
+def _b3(report: StudyReport) -> None:
+    report.section(f"B3: consecutive drops, Poisson input at load {B34_LOAD:g}")
+    runs = _b34_runs(report)
+    if runs.empty:
+        report.text("No B3 runs finished.")
+        return
+    qcol = "topology.links[0].qdisc"
+    td = models.consecutive_drops_td(B34_LOAD)
+    ex1 = models.consecutive_drops_red(B34_LOAD, K, EX1, method="exact", **CONV)
+    ap2 = models.consecutive_drops_red(B34_LOAD, K, EX1, method="approx2", **CONV)
+    chains = {"TD": (td, None), "RED ex1": (ex1, ap2)}
+    rows, dist_rows, pooled = [], [], {}
+    for scheme, g in runs.groupby(qcol, sort=False):
+        cl = [s["queues"]["q"]["consecutive_loss"] for s in g["summary"]]
+        model, approx = chains.get(scheme, (None, None))
+        rows.append({"scheme": scheme, **_ci_row([c["mean"] for c in cl], "consecutive_loss_mean"),
+                     **_ci_row([c["var"] for c in cl], "consecutive_loss_var"), "n": len(g),
+                     "model_mean": model.mean if model else math.nan, "model_var": model.var if model else math.nan,
+                     "approx2_mean": approx.mean if approx else math.nan,
+                     "approx2_var": approx.var if approx else math.nan})
+        hist: dict[int, int] = {}
+        for c in cl:
+            for length, count in c["hist"].items():
+                hist[int(length)] = hist.get(int(length), 0) + count
+        total = sum(hist.values())
+        pooled[scheme] = hist, total
+        top = max(hist) if hist else 0
+        for length in range(1, top + 1):
+            dist_rows.append({"scheme": scheme, "run_length": length,
+                              "probability": hist.get(length, 0) / total if total else math.nan,
+                              "runs": hist.get(length, 0),
+                              "model": _pmf(model, length), "approx2": _pmf(approx, length)})
+    summary = pd.DataFrame(rows)
+    report.table("b3_loss_runs", summary,
+                 "B3: mean and variance of the number of consecutive drops (a loss run), simulation with 95% CI; "
+                 "model = the exact chain (TD: the geometric law, mean rho + 1, variance rho (rho + 1)), approx2 = "
+                 "the paper's Approximation 2 for RED ex1. " + _reps_text(report, "b34") + ".")
+    dist = pd.DataFrame(dist_rows)
+    report.table("b3_loss_run_distribution", dist,
+                 "B3: distribution of loss-run lengths, simulation pooled over replications (runs = how many), "
+                 "with the chain's and Approximation 2's P(N = n).")
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
+    ax = axes[0]
+    n_max = 15
+    for scheme in ("TD", "RED ex1"):
+        d = dist[(dist["scheme"] == scheme) & (dist["run_length"] <= n_max) & (dist["probability"] > 0)]
+        (pts,) = ax.plot(d["run_length"], d["probability"], "o", label=f"{scheme} simulation")
+        model, approx = chains[scheme]
+        n = np.arange(1, n_max + 1)
+        model_curve(ax, n, [_pmf(model, k) for k in n], f"{scheme} chain", color=pts.get_color())
+        if approx is not None:
+            model_curve(ax, n, [_pmf(approx, k) for k in n], f"{scheme} Approximation 2", color=pts.get_color(),
+                        linestyle=":")
+    ax.set_title("TD and RED ex1 (instantaneous queue)")
+    ax = axes[1]
+    n_max2 = 60
+    for scheme in ["RED ex2"] + [_wq_label(w) for w in B3_WQ]:
+        d = dist[(dist["scheme"] == scheme) & (dist["run_length"] <= n_max2) & (dist["probability"] > 0)]
+        ax.plot(d["run_length"], d["probability"], "o-", markersize=3, linewidth=0.8, label=scheme)
+    ax.set_title("RED ex2 thresholds, averaged queue")
+    for ax in axes:
+        ax.set_yscale("log")
+        ax.set_xlabel("consecutive drops n")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("P(N = n)")
+    report.figure("b3_loss_runs", fig, "B3: distribution of consecutive drops at load 2, Poisson input "
+                                       "(simulation pooled over replications; chains dashed/dotted).")
+    text = []
+    for scheme in ("TD", "RED ex1"):
+        r = summary[summary["scheme"] == scheme]
+        if len(r):
+            r = r.iloc[0]
+            text.append(f"{scheme}: mean run {_fmt(r['consecutive_loss_mean'])} "
+                        f"[{_fmt(r['consecutive_loss_mean_ci95_low'])}, {_fmt(r['consecutive_loss_mean_ci95_high'])}]"
+                        f" against the chain's {_fmt(r['model_mean'])}"
+                        + (f" (Approximation 2: {_fmt(r['approx2_mean'])})" if math.isfinite(r["approx2_mean"]) else "")
+                        + f"; variance {_fmt(r['consecutive_loss_var'])} "
+                        f"[{_fmt(r['consecutive_loss_var_ci95_low'])}, {_fmt(r['consecutive_loss_var_ci95_high'])}]"
+                        f" against {_fmt(r['model_var'])}"
+                        + (f" ({_fmt(r['approx2_var'])})" if math.isfinite(r["approx2_var"]) else "") + ".")
+    wq = summary[summary["scheme"].str.startswith("RED ex2")].sort_values("consecutive_loss_mean")
+    if len(wq):
+        text.append("With RED ex2's thresholds the mean run is " + ", ".join(
+            f"{_fmt(r['consecutive_loss_mean'])} ({r['scheme']})" for _, r in wq.iterrows())
+            + "; the longest run seen: " + ", ".join(
+                f"{max(pooled[s][0]) if pooled[s][0] else 0} ({s})" for s in wq["scheme"]) + ".")
+    report.text(*text)
+
+
+def _pmf(run: models.bonald.RunLength | None, n: int) -> float:
+    if run is None:
+        return math.nan
+    return float(run.distribution[n - 1]) if n <= len(run.distribution) else 0.0
+
+
+# B4 --------------------------------------------------------------------------
+
+
+def _waiting(q: models.bonald.QueueSize) -> np.ndarray:
+    """The number waiting behind the one in service, max(k - 1, 0), from
+    the number in the system k: what the simulator's backlog counts."""
+    w = np.zeros(len(q.distribution) - 1)
+    w[0] = q.distribution[0] + q.distribution[1]
+    w[1:] = q.distribution[2:]
+    return w
+
+
+def _b4(report: StudyReport) -> None:
+    report.section(f"B4: queue size, Poisson input at load {B34_LOAD:g}")
+    runs = _b34_runs(report)
+    if runs.empty:
+        report.text("No B4 runs finished.")
+        return
+    qcol = "topology.links[0].qdisc"
+    chains = {"TD": models.queue_distribution(B34_LOAD, K, None, **CONV),
+              "RED ex1": models.queue_distribution(B34_LOAD, K, EX1, **CONV)}
+    rows, dist_rows = [], []
+    for scheme, g in runs.groupby(qcol, sort=False):
+        if scheme not in ("TD", "RED ex1", "RED ex2"):
+            continue
+        qs = [s["queues"]["q"] for s in g["summary"]]
+        q = chains.get(scheme)
+        w = _waiting(q) if q is not None else None
+        x = np.arange(LIMIT + 1)
+        wm = float(x @ w) if w is not None else math.nan
+        wv = float(((x - wm) ** 2) @ w) if w is not None else math.nan
+        rows.append({"scheme": scheme, **_ci_row([v["qlen_mean_pkts"] for v in qs], "qlen_mean_pkts"),
+                     **_ci_row([v["qlen_var_pkts"] for v in qs], "qlen_var_pkts"),
+                     **_ci_row([v["qlen_mean_pkts"] + v["utilization"] for v in qs], "system_mean_pkts"),
+                     **_ci_row([v["qdelay_mean_s"] for v in qs], "qdelay_mean_s"),
+                     "n": len(g), "model_mean": wm, "model_var": wv,
+                     "model_system_mean": q.mean if q is not None else math.nan,
+                     "model_qdelay_s": q.wait_mean / MU if q is not None else math.nan})
+        counts = np.zeros(LIMIT + 1)
+        warm = float(g["summary"].iloc[0]["warmup_s"])
+        for rep, point in zip(g["replication"], g["point"]):
+            series = report.series("b34", int(point), int(rep))
+            if series is None:
+                continue
+            b = series.loc[series["time_s"] >= warm, "q.backlog_pkts"].to_numpy().astype(int)
+            counts += np.bincount(b, minlength=LIMIT + 1)[:LIMIT + 1]
+        total = counts.sum()
+        for k in x:
+            dist_rows.append({"scheme": scheme, "backlog_pkts": int(k),
+                              "probability": counts[k] / total if total else math.nan,
+                              "model": float(w[k]) if w is not None else math.nan})
+    summary = pd.DataFrame(rows)
+    report.table("b4_queue_size", summary,
+                 "B4: time-averaged backlog (packets waiting behind the one in transmission) and its variance, and "
+                 "the mean number in the system (backlog + utilisation), simulation with 95% CI; model = the "
+                 f"birth-death chain (models.md 1.4), K = {K}, converted to the backlog max(k - 1, 0). "
+                 + _reps_text(report, "b34") + ".")
+    dist = pd.DataFrame(dist_rows)
+    report.table("b4_queue_distribution", dist,
+                 "B4: distribution of the backlog, from samples of the queue every "
+                 f"{report.experiments['b34'].base.to_dict()['trace']['interval']} pooled over replications, and the "
+                 "chain's.")
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for scheme in ("TD", "RED ex1", "RED ex2"):
+        d = dist[dist["scheme"] == scheme]
+        if d.empty:
+            continue
+        seen = d[d["probability"] > 0]
+        (pts,) = ax.plot(seen["backlog_pkts"], seen["probability"], "o", markersize=4, label=f"{scheme} simulation")
+        if scheme in chains:
+            model_curve(ax, d["backlog_pkts"], d["model"], f"{scheme} chain", color=pts.get_color(),
+                        drawstyle="steps-mid")
+    ax.set_yscale("log")
+    ax.set_ylim(1e-5, 1)
+    ax.set_xlabel("backlog (packets waiting)")
+    ax.set_ylabel("probability")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    report.figure("b4_queue_distribution", fig, "B4: queue-size distribution at load 2, Poisson input (points: "
+                                                "sampled backlog; dashed: chain).")
+    text = []
+    for _, r in summary.iterrows():
+        t = (f"{r['scheme']}: mean backlog {_fmt(r['qlen_mean_pkts'])} [{_fmt(r['qlen_mean_pkts_ci95_low'])}, "
+             f"{_fmt(r['qlen_mean_pkts_ci95_high'])}], variance {_fmt(r['qlen_var_pkts'])}, mean queueing delay "
+             f"{_fmt(1e3 * r['qdelay_mean_s'])} ms")
+        if math.isfinite(r["model_mean"]):
+            t += (f" (chain: {_fmt(r['model_mean'])}, {_fmt(r['model_var'])}, "
+                  f"{_fmt(1e3 * r['model_qdelay_s'])} ms by Little's law)")
+        text.append(t + ".")
+    report.text(" ".join(text))
+
+
+# B5-B8 -----------------------------------------------------------------------
+
+
+def _closed_metrics(s: dict[str, Any]) -> dict[str, float]:
+    t = s["traffic"]
+    return {"udp_loss": t["udp"]["loss_rate"], "tcp_loss": t["tcp"]["loss_rate"],
+            "goodput": t["tcp"]["goodput_bps"]}
+
+
+def _b57(report: StudyReport) -> None:
+    runs = report.runs("b57")
+    report.section("B5 and B7: TCP NewReno and CBR UDP, buffer 40")
+    if runs.empty:
+        report.text("No B5/B7 runs finished.")
+        return
+    report.text(f"Closed loop: TCP NewReno flows (1000 B payload) and 1 Mb/s of CBR UDP (10% of the 10 Mb/s "
+                f"bottleneck); round-trip propagation delays {2 * (ACCESS_DELAYS_MS[0] + 50)} to "
+                f"{2 * (ACCESS_DELAYS_MS[-1] + 50)} ms. RED: min_th = 1/4 and max_th = 3/4 of the buffer, "
+                f"max_p 0.1, w_q {EX2_WQ}, d(avg) without count spacing.")
+    qcol = "topology.qdisc"
+    ncol = "traffic[0].count"
+    rows = []
+    for (scheme, n), g in runs.groupby([qcol, ncol], sort=False):
+        m = [_closed_metrics(s) for s in g["summary"]]
+        for traffic, key in (("TCP", "tcp_loss"), ("UDP", "udp_loss")):
+            row = {"scheme": scheme, "flows": int(n), "traffic": traffic,
+                   **_ci_row([x[key] for x in m], "loss_rate")}
+            row.update(_ci_row([x["goodput"] for x in m], "goodput_bps") if traffic == "TCP" else
+                       {"goodput_bps": math.nan, "goodput_bps_ci95_low": math.nan, "goodput_bps_ci95_high": math.nan})
+            row["n"] = len(g)
+            rows.append(row)
+    df = pd.DataFrame(rows)
+    b5 = df[df["flows"] == B5_FLOWS].drop(columns="flows")
+    report.table("b5_tcp_udp", b5, f"B5: loss rates of UDP and TCP and TCP goodput with {B5_FLOWS} TCP flows, "
+                                   f"buffer 40. " + _reps_text(report, "b57") + ".")
+    if len(b5):
+        piv = b5.set_index(["scheme", "traffic"])
+        parts = []
+        for scheme in ("TD", "RED"):
+            if (scheme, "TCP") in piv.index and (scheme, "UDP") in piv.index:
+                parts.append(f"{scheme}: UDP loss {_fmt(piv.loc[(scheme, 'UDP'), 'loss_rate'])}, TCP loss "
+                             f"{_fmt(piv.loc[(scheme, 'TCP'), 'loss_rate'])}, TCP goodput "
+                             f"{_fmt(piv.loc[(scheme, 'TCP'), 'goodput_bps'] / 1e6)} Mb/s")
+        report.text("With " + str(B5_FLOWS) + " flows: " + "; ".join(parts) + ".")
+    report.table("b7_against_flows", df, "B7: TCP goodput and loss rates against the number of TCP flows, buffer 40. "
+                 + _reps_text(report, "b57") + ".")
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    tcp, udp = df[df["traffic"] == "TCP"], df[df["traffic"] == "UDP"]
+    errorbar_plot(axes[0], tcp.assign(goodput_mbps=tcp["goodput_bps"] / 1e6, lo=tcp["goodput_bps_ci95_low"] / 1e6,
+                                      hi=tcp["goodput_bps_ci95_high"] / 1e6),
+                  "flows", "goodput_mbps", "scheme", low="lo", high="hi")
+    axes[0].set_ylabel("TCP goodput (Mb/s)")
+    errorbar_plot(axes[1], udp, "flows", "loss_rate", "scheme", low="loss_rate_ci95_low", high="loss_rate_ci95_high")
+    axes[1].set_ylabel("UDP loss rate")
+    errorbar_plot(axes[2], tcp, "flows", "loss_rate", "scheme", low="loss_rate_ci95_low", high="loss_rate_ci95_high")
+    axes[2].set_ylabel("TCP loss rate")
+    for ax in axes:
+        ax.set_xlabel("TCP flows")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    report.figure("b7_against_flows", fig, "B7: TCP goodput, UDP loss rate and TCP loss rate against the number of "
+                                           "TCP flows, buffer 40 (95% CI).")
+    text = []
+    for what, d in (("UDP loss", udp), ("TCP loss", tcp)):
+        p = d.pivot(index="flows", columns="scheme", values="loss_rate")
+        if {"TD", "RED"} <= set(p.columns):
+            diff = p["RED"] - p["TD"]
+            text.append(f"{what}: RED minus TD from {_fmt(diff.min())} to {_fmt(diff.max())} over "
+                        f"{p.index.min()}..{p.index.max()} flows (RED above TD at {int((diff > 0).sum())} of "
+                        f"{len(diff)} points).")
+    p = tcp.pivot(index="flows", columns="scheme", values="goodput_bps")
+    if {"TD", "RED"} <= set(p.columns):
+        rel = (p["RED"] / p["TD"] - 1).abs()
+        text.append(f"TCP goodput: RED within {_fmt(100 * rel.max())}% of TD at every number of flows; it ranges "
+                    f"over {_fmt(p.min().min() / 1e6)} to {_fmt(p.max().max() / 1e6)} Mb/s.")
+    report.text(*text)
+
+
+def _series_window(report: StudyReport, experiment: str, point: int, column: str) -> pd.DataFrame | None:
+    s = report.series(experiment, point, 0)
+    if s is None or column not in s:
+        return None
+    return s
+
+
+def _b6(report: StudyReport) -> None:
+    runs = report.runs("b6")
+    report.section("B6: queueing delay over time, buffers 40 and 150")
+    if runs.empty:
+        report.text("No B6 runs finished.")
+        return
+    qcol = "topology.qdisc"
+    rows = []
+    for label, g in runs.groupby(qcol, sort=False):
+        scheme, buffer = label.split()
+        qs = [s["queues"]["bottleneck"] for s in g["summary"]]
+        rows.append({"scheme": scheme, "buffer_pkts": int(buffer),
+                     **_ci_row([q["qdelay_mean_s"] for q in qs], "qdelay_mean_s"),
+                     **_ci_row([q["qdelay_std_s"] for q in qs], "qdelay_std_s"),
+                     **_ci_row([q["loss_rate"] for q in qs], "loss_rate"),
+                     **_ci_row([s["traffic"]["tcp"]["goodput_bps"] for s in g["summary"]], "goodput_bps"),
+                     "n": len(g)})
+    df = pd.DataFrame(rows)
+    report.table("b6_queueing_delay", df,
+                 f"B6: queueing delay (sojourn before transmission) at the bottleneck, its standard deviation, the "
+                 f"bottleneck's loss rate and the TCP goodput, {B5_FLOWS} TCP flows. " + _reps_text(report, "b6") + ".")
+    warm = float(runs["summary"].iloc[0]["warmup_s"])
+    fig, axes = plt.subplots(len(B6_BUFFERS), 1, figsize=(10, 3 * len(B6_BUFFERS)), sharex=True, squeeze=False)
+    for (label, point), _ in runs.groupby([qcol, "point"], sort=False):
+        scheme, buffer = label.split()
+        s = _series_window(report, "b6", int(point), "bottleneck.backlog_bytes")
+        if s is None:
+            continue
+        s = s[s["time_s"] >= warm]
+        ax = axes[B6_BUFFERS.index(int(buffer))][0]
+        ax.plot(s["time_s"], s["bottleneck.backlog_bytes"] * 8 / RATE_BPS * 1e3, linewidth=0.7, label=scheme)
+        ax.set_title(f"buffer {buffer} packets")
+        ax.set_ylabel("queueing delay (ms)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    axes[-1][0].set_xlabel("time (s)")
+    report.figure("b6_queueing_delay", fig, "B6: queueing delay over time (the backlog in bytes over the link rate, "
+                                            "sampled), replication 0, after the warm-up.")
+    text = []
+    for b in B6_BUFFERS:
+        d = df[df["buffer_pkts"] == b].set_index("scheme")
+        if {"TD", "RED"} <= set(d.index):
+            text.append(f"Buffer {b}: mean queueing delay TD {_fmt(1e3 * d.loc['TD', 'qdelay_mean_s'])} ms, RED "
+                        f"{_fmt(1e3 * d.loc['RED', 'qdelay_mean_s'])} ms; standard deviation TD "
+                        f"{_fmt(1e3 * d.loc['TD', 'qdelay_std_s'])} ms, RED {_fmt(1e3 * d.loc['RED', 'qdelay_std_s'])}"
+                        f" ms; goodput TD {_fmt(d.loc['TD', 'goodput_bps'] / 1e6)}, RED "
+                        f"{_fmt(d.loc['RED', 'goodput_bps'] / 1e6)} Mb/s.")
+    report.text(*text)
+
+
+def _b8(report: StudyReport) -> None:
+    runs = report.runs("b8")
+    report.section("B8: the instantaneous queue against the number of flows, buffer 200, RED")
+    if runs.empty:
+        report.text("No B8 runs finished.")
+        return
+    ncol = "traffic[0].count"
+    rows = []
+    for n, g in runs.groupby(ncol, sort=False):
+        qs = [s["queues"]["bottleneck"] for s in g["summary"]]
+        rows.append({"scheme": "RED", "flows": int(n), **_ci_row([q["qlen_mean_pkts"] for q in qs], "qlen_mean_pkts"),
+                     **_ci_row([q["qlen_var_pkts"] for q in qs], "qlen_var_pkts"),
+                     **_ci_row([q["loss_rate"] for q in qs], "loss_rate"), "n": len(g)})
+    df = pd.DataFrame(rows)
+    report.table("b8_queue", df, f"B8: time-averaged queue, its variance and the loss rate against the number of "
+                                 f"TCP flows; RED min_th {B8_RED['min_th']}, max_th {B8_RED['max_th']}, max_p 0.1, "
+                                 f"w_q {EX2_WQ}, buffer {B8_RED['limit']}. " + _reps_text(report, "b8") + ".")
+    warm = float(runs["summary"].iloc[0]["warmup_s"])
+    points = runs.groupby(ncol, sort=False)["point"].first()
+    fig, axes = plt.subplots(len(points), 1, figsize=(10, 2.4 * len(points)), sharex=True, sharey=True, squeeze=False)
+    for ax, (n, point) in zip(axes[:, 0], points.items()):
+        s = _series_window(report, "b8", int(point), "bottleneck.backlog_pkts")
+        if s is None:
+            continue
+        s = s[s["time_s"] >= warm]
+        ax.plot(s["time_s"], s["bottleneck.backlog_pkts"], linewidth=0.6, label="queue")
+        if "bottleneck.avg" in s:
+            ax.plot(s["time_s"], s["bottleneck.avg"], linewidth=1.2, label="avg")
+        for th in (B8_RED["min_th"], B8_RED["max_th"]):
+            ax.axhline(th, color="grey", linewidth=0.8, linestyle=":")
+        ax.set_title(f"{n} flows")
+        ax.set_ylabel("packets")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="upper right")
+    axes[-1][0].set_xlabel("time (s)")
+    report.figure("b8_queue", fig, "B8: instantaneous queue and RED's average over time, replication 0, after the "
+                                   "warm-up; dotted lines at min_th and max_th.")
+    d = df.sort_values("flows")
+    report.text("Mean queue against the number of flows: " + ", ".join(
+        f"{_fmt(r['qlen_mean_pkts'])} [{_fmt(r['qlen_mean_pkts_ci95_low'])}, {_fmt(r['qlen_mean_pkts_ci95_high'])}]"
+        f" packets with {r['flows']} flows" for _, r in d.iterrows()) + ".")
