@@ -1,0 +1,159 @@
+"""Study C (parallel-queue): the whole study at smoke scale, its CSVs against
+the spec's column and scheme names, the model columns against the closed
+forms of models.md 2, and the random-drop runs against binomial statistics."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+
+from aqmlab.models import jou
+from aqmlab.studies import STUDIES, reproduce
+from aqmlab.studies.parallel_queue import SCALES, SIGMA_BPS
+
+CI = ["ci95_low", "ci95_high"]
+
+
+def with_ci(*metrics: str) -> list[str]:
+    return [c for m in metrics for c in (m, f"{m}_ci95_low", f"{m}_ci95_high")]
+
+
+CSVS = {
+    "c1_summary": ["thresholds", *with_ci("loss_rate", "loss_rate_n20", "loss_rate_n40", "qdelay_mean_s", "utilization",
+                                          "goodput_bps", "goodput_bps_late", "jain"), "n"],
+    "c2_classes": ["thresholds", "class", *with_ci("loss_rate", "delay_mean_s", "qdelay_mean_s", "goodput_bps"), "n"],
+    "c2_delivery": ["scheme", "thresholds", *with_ci("responses_mean_s", "responses_std_s", "responses_count",
+                                                     "ftp_goodput_bps", "cbr_loss_rate"), "n"],
+    "c3_delivery": ["P_d", "size_KB", *with_ci("transfer_mean_s", "loss_rate", "transfers", "coverage"), "n"],
+    "c4_model": ["N", "sigma_bps", "S_rtt", "S_s", "q_e_bits", "f_prime", "gas", "chain_mean_bits", "chain_std_bits",
+                 "gauss_mean_bits", "gauss_std_bits", "gauss_std_rel_diff", "sim_mean_bits", "sim_ci95_low",
+                 "sim_ci95_high", "sim_std_bits", "n"],
+    "c4_map": ["N", "S_rtt", "q_bits", "f_bits"],
+    "c4_trajectories": ["N", "S_rtt", "step", "time_s", "q_bits"],
+    "c4_distribution": ["N", "S_rtt", "q_bits", "pi_chain", "p_gauss"],
+    "c4_histogram": ["N", "q_bits", "p_sim"],
+}
+FIGURES = ["c1_timeseries", "c2_delivery", "c3_delivery", "c4_model"]
+SMOKE = SCALES["smoke"]
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("parallel_queue")
+    reproduce("parallel-queue", "smoke", folder, jobs=2)
+    return folder
+
+
+def csv(out: Path, name: str) -> pd.DataFrame:
+    return pd.read_csv(out / f"{name}.csv")
+
+
+def test_registered() -> None:
+    study = STUDIES["parallel-queue"]
+    assert set(study.runtime) == {"smoke", "quick", "full"}
+    assert set(study.experiments("full")) == {"c1-ared-thresholds", "c2-red-tail", "c3-file-delay"}
+
+
+def test_report_and_files(out: Path) -> None:
+    page = (out / "report.html").read_text()
+    assert "SMOKE scale" in page
+    for name, columns in CSVS.items():
+        assert list(csv(out, name).columns) == columns, name
+    for name in FIGURES:
+        assert (out / f"{name}.png").stat().st_size > 10_000
+        assert (out / f"{name}.svg").exists()
+        assert f'id="{name}"' in page
+    for name in ("c1-ared-thresholds", "c2-red-tail", "c3-file-delay"):
+        assert (out / "experiments" / f"{name}.toml").exists()
+
+
+def test_row_labels_and_ranges(out: Path) -> None:
+    c1 = csv(out, "c1_summary")
+    assert list(c1["thresholds"]) == ["fixed", "dynamic"]
+    assert c1["loss_rate"].between(0, 1).all() and c1["utilization"].between(0.5, 1).all()
+    assert (c1["goodput_bps"] > 0).all() and (c1["qdelay_mean_s"] > 0).all()
+    assert (c1["n"] == SMOKE["c1"]["replications"]).all()
+
+    c2 = csv(out, "c2_classes")
+    assert list(zip(c2["thresholds"], c2["class"])) == [(t, c) for t in ("fixed", "dynamic")
+                                                         for c in ("FTP", "WEB", "CBR")]
+    assert c2["loss_rate"].between(0, 1).all() and (c2["delay_mean_s"] > 0).all()
+    # One-way delay is propagation plus queueing: removing the propagation leaves a smaller, positive delay.
+    assert (c2["qdelay_mean_s"] < c2["delay_mean_s"]).all() and (c2["qdelay_mean_s"] > 0).all()
+    # CBR sends 1 KB every 50 ms: it cannot deliver more than 160 kb/s.
+    assert (c2[c2["class"] == "CBR"]["goodput_bps"] <= 160_000 + 1e-6).all()
+
+    d = csv(out, "c2_delivery")
+    assert list(zip(d["scheme"], d["thresholds"])) == [
+        ("DropTail", "-"), ("Adaptive RED", "fixed"), ("Adaptive RED", "dynamic"),
+        ("RED+Tail", "fixed"), ("RED+Tail", "dynamic")]
+    assert (d["responses_mean_s"] > 0).all() and (d["responses_count"] > 0).all()
+
+    c3 = csv(out, "c3_delivery")
+    assert sorted(set(c3["P_d"])) == SMOKE["c3"]["p"]
+    assert sorted(set(c3["size_KB"])) == SMOKE["c3"]["sizes_kb"]
+    assert (c3["transfer_mean_s"] > 0).all() and c3["coverage"].between(0.5, 1.05).all()
+    # Without drops the larger file takes longer.
+    lossless = c3[c3["P_d"] == 0].set_index("size_KB")["transfer_mean_s"]
+    assert lossless[210] > lossless[30]
+
+
+def test_c3_drop_rate_is_the_configured_probability(out: Path) -> None:
+    """Every arrival at the Bernoulli queue is dropped with probability P_d,
+    so over all replications drops ~ Binomial(arrivals, P_d)."""
+    with duckdb.connect(str(out / "results.duckdb"), read_only=True) as db:
+        rows = db.execute("SELECT labels, summary FROM runs WHERE experiment = 'c3-file-delay' AND status = 'ok'"
+                          ).fetchall()
+    totals: dict[float, list[int]] = {}
+    for labels, summary in rows:
+        p = float(json.loads(labels)["topology.qdisc.p"])
+        q = json.loads(summary)["queues"]["bottleneck"]
+        t = totals.setdefault(p, [0, 0])
+        t[0] += q["arrivals"]
+        t[1] += q["drops"]
+    assert set(totals) == set(SMOKE["c3"]["p"])
+    for p, (arrivals, drops) in totals.items():
+        assert arrivals > 100
+        if p == 0:
+            assert drops == 0
+        else:
+            assert abs(drops / arrivals - p) < 4 * math.sqrt(p * (1 - p) / arrivals)
+
+
+def test_c4_model_columns(out: Path) -> None:
+    m = csv(out, "c4_model")
+    assert sorted(set(m["N"])) == [20, 40] and sorted(set(m["S_rtt"])) == [0.5, 1.0, 2.0]
+    for _, r in m.iterrows():
+        N = int(r["N"])
+        assert r["sigma_bps"] == SIGMA_BPS[N]
+        # models.md 2, homogeneous: q_e = N W_bar - d C, and the round trip at
+        # equilibrium is N W_bar / C, so f'(q_e) = 1 - S / RTT.
+        # (The CSVs keep 6 significant digits.)
+        assert r["q_e_bits"] == pytest.approx(N * 6.02e4 - 0.064 * 6e6, rel=1e-6)
+        assert r["S_s"] == pytest.approx(r["S_rtt"] * N * 6.02e4 / 6e6, rel=1e-5)
+        assert r["f_prime"] == pytest.approx(1 - r["S_rtt"], abs=1e-5)
+        if r["S_rtt"] < 2:
+            assert r["gauss_mean_bits"] == pytest.approx(r["q_e_bits"])
+            # Var(q) = S^2 N sigma^2 / (1 - f'^2).
+            var = r["S_s"] ** 2 * N * r["sigma_bps"] ** 2 / (1 - r["f_prime"] ** 2)
+            assert r["gauss_std_bits"] == pytest.approx(math.sqrt(var), rel=1e-4)
+        else:
+            assert math.isnan(r["gauss_std_bits"])
+    dist = csv(out, "c4_distribution")
+    sums = dist.groupby(["N", "S_rtt"])["pi_chain"].sum()
+    assert np.allclose(sums, 1.0, atol=1e-4)
+    hist = csv(out, "c4_histogram")
+    assert np.allclose(hist.groupby("N")["p_sim"].sum(), 1.0, atol=1e-4)
+    # The map's values are the model's.
+    mp = csv(out, "c4_map").iloc[::50]
+    for _, r in mp.iterrows():
+        N = int(r["N"])
+        S = N * 6.02e4 / 6e6
+        f = jou.drift_map(r["q_bits"], S=S, W_bar=6.02e4, C=6e6, d=jou.delays(N, 0.064))
+        assert r["f_bits"] == pytest.approx(min(max(f, 0.0), 500 * 1040 * 8), rel=1e-5, abs=1e-3)
