@@ -63,7 +63,7 @@ class RedOpt:
         return asdict(self)
 
 
-def redopt(link_rate_bps: float, N: int, rtt_s: float, packet_bytes: float = 1500.0, *, b: int = 2,
+def redopt(link_rate_bps: float, N: float, rtt_s: float, packet_bytes: float = 1500.0, *, b: int = 2,
            udp_rate_bps: float = 0.0, udp_loss: float = 0.0, w_min: float = 2.0, min_th_floor: float = 5.0,
            tol: float = 1e-12, max_iterations: int = 1000) -> RedOpt:
     """RED parameters for ``N`` TCP flows of propagation round-trip time
@@ -77,8 +77,9 @@ def redopt(link_rate_bps: float, N: int, rtt_s: float, packet_bytes: float = 150
         if not (math.isfinite(v) and ok):
             raise ModelError(f"{name}: got {v}, need a finite number " + (">= 0" if name in (
                 "udp_rate_bps", "w_min", "min_th_floor") else "> 0"))
-    if int(N) != N or N < 1:
-        raise ModelError(f"N (number of TCP flows): need a whole number >= 1, got {N}")
+    if not (math.isfinite(N) and N >= 1):
+        # A mean number of active flows (web traffic) need not be whole.
+        raise ModelError(f"N (number of TCP flows): need a number >= 1, got {N}")
     if int(b) != b or b < 1:
         raise ModelError(f"b (packets acknowledged per ACK): need a whole number >= 1, got {b}")
     if not (0 <= udp_loss < 1):

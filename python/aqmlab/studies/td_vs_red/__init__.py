@@ -1,0 +1,219 @@
+"""Study A: Tail Drop against RED flavours for bulk and web traffic.
+
+C. Brandauer, G. Iannaccone, C. Diot, T. Ziegler, S. Fdida, M. May,
+"Comparison of tail drop and active queue management performance for
+bulk-data and Web-like Internet traffic", IEEE ISCC 2001 (studies.md A).
+
+Four schemes share each load point's buffer, REDopt's: TD, REDstd, GREDstd
+and REDopt (aqmlab.models.redopt). A1 sweeps the number of bulk TCP flows;
+A2 the number of web sessions, where REDopt's N is the mean number of active
+connections measured in Tail Drop calibration runs (``more_experiments``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from aqmlab import models
+from aqmlab.studies.framework import Study, StudyReport, errorbar_plot, mean_ci, register, summary_table
+
+SCHEMES = ["TD", "REDstd", "GREDstd", "REDopt"]
+LINK_BPS, UDP_BPS, R0_S, PACKET_B = 10e6, 1e6, 0.150, 1514.0
+CALIBRATION_BUFFER = math.ceil(R0_S * LINK_BPS / (8 * PACKET_B))  # one bandwidth-delay product, packets
+
+SCALES: dict[str, dict[str, Any]] = {
+    "smoke": {"flows": [16, 64], "a1_duration": 30, "a1_warmup": 10, "a1_reps": 2,
+              "sessions": [800, 1400], "a2_duration": 60, "a2_warmup": 30, "a2_reps": 2, "start_within": 20},
+    "quick": {"flows": [16, 32, 64, 128, 256], "a1_duration": 300, "a1_warmup": 100, "a1_reps": 5,
+              "sessions": [800, 1000, 1200, 1400], "a2_duration": 1000, "a2_warmup": 100, "a2_reps": 5,
+              "start_within": 90},
+    "full": {"flows": [16, 32, 64, 128, 256], "a1_duration": 500, "a1_warmup": 100, "a1_reps": 10,
+             "sessions": [800, 1000, 1200, 1400], "a2_duration": 5000, "a2_warmup": 100, "a2_reps": 50,
+             "start_within": 90},
+}
+
+
+def redopt_for(n: float) -> models.RedOpt:
+    """REDopt for n TCP flows with the study's link, UDP, round trip and packets."""
+    return models.redopt(LINK_BPS, max(1.0, n), R0_S, PACKET_B, b=2, udp_rate_bps=UDP_BPS, udp_loss=0.0)
+
+
+def standard(buffer: int) -> dict[str, float]:
+    """REDstd's thresholds (3/20 and 13/20 of the buffer) and GREDstd's max_th."""
+    return {"min_th": 3 * buffer / 20, "max_th": 13 * buffer / 20, "gentle_max_th": buffer / 2}
+
+
+def _hist_probabilities(summary: dict[str, Any], n_max: int) -> list[float]:
+    """P(N = n), n = 1..n_max, of one run's loss runs at the bottleneck."""
+    hist = summary["queues"]["bottleneck"]["consecutive_loss"]["hist"]
+    total = sum(hist.values())
+    return [hist.get(str(n), 0) / total if total else math.nan for n in range(1, n_max + 1)]
+
+
+@register
+class TdVsRed(Study):
+    name = "td-vs-red"
+    title = "Study A: Tail Drop vs RED flavours for bulk and web traffic"
+    source = ("Brandauer, Iannaccone, Diot, Ziegler, Fdida, May, \"Comparison of tail drop and active queue "
+              "management performance for bulk-data and Web-like Internet traffic\", IEEE ISCC 2001.")
+    runtime = {"smoke": "15 s", "quick": "4 min", "full": "~2 h"}
+
+    def experiments(self, scale: str) -> dict[str, str]:
+        sc = SCALES[scale]
+        out = {}
+        for n in sc["flows"]:
+            opt = redopt_for(n)
+            buffer = math.ceil(opt.buffer)
+            name = f"a1-n{n}"
+            out[name] = self.render("a1.toml.j2", name=name, scale=scale, flows=n, buffer=buffer, opt=opt,
+                                    std=standard(buffer), duration=f"{sc['a1_duration']}s",
+                                    warmup=f"{sc['a1_warmup']}s", replications=sc["a1_reps"])
+        for s in sc["sessions"]:
+            name = f"a2-calibrate-{s}"
+            out[name] = self._a2(scale, name, s, calibrate=True, buffer=CALIBRATION_BUFFER)
+        return out
+
+    def _a2(self, scale: str, name: str, sessions: int, calibrate: bool, buffer: int, **extra: Any) -> str:
+        sc = SCALES[scale]
+        return self.render("a2.toml.j2", name=name, scale=scale, sessions=sessions, calibrate=calibrate,
+                           buffer=buffer, duration=f"{sc['a2_duration']}s", warmup=f"{sc['a2_warmup']}s",
+                           replications=sc["a2_reps"], start_within=f"{sc['start_within']}s", **extra)
+
+    def more_experiments(self, scale: str, results: StudyReport) -> dict[str, str]:
+        out = {}
+        for s in SCALES[scale]["sessions"]:
+            n_active = self.active_connections(results, s)
+            if n_active is None:
+                continue
+            opt = redopt_for(n_active)
+            buffer = math.ceil(opt.buffer)
+            out[f"a2-s{s}"] = self._a2(scale, f"a2-s{s}", s, calibrate=False, buffer=buffer, opt=opt,
+                                       n_active=n_active, std=standard(buffer))
+        return out
+
+    @staticmethod
+    def active_connections(results: StudyReport, sessions: int) -> float | None:
+        runs = results.runs(f"a2-calibrate-{sessions}")
+        if runs.empty:
+            return None
+        return float(np.mean([s["traffic"]["web"]["active_connections_mean"] for s in runs["summary"]]))
+
+    # Analysis -----------------------------------------------------------------
+
+    def analyse(self, report: StudyReport) -> None:
+        sc = SCALES[report.scale]
+        a1 = pd.concat([report.runs(f"a1-n{n}").assign(flows=n) for n in sc["flows"]], ignore_index=True)
+        a1 = a1.rename(columns={"topology.qdisc": "scheme"})
+        self._part(report, "A1: bulk transfers", "a1", a1, "flows", "TCP flows N", "ftp",
+                   f"{sc['a1_reps']} replications of {sc['a1_duration'] - sc['a1_warmup']} s after "
+                   f"{sc['a1_warmup']} s of warm-up per point")
+        self._redopt_table(report, "a1", [(n, redopt_for(n), n) for n in sc["flows"]], "flows")
+        a2_parts = [report.runs(f"a2-s{s}").assign(sessions=s) for s in sc["sessions"]]
+        a2_parts = [p for p in a2_parts if not p.empty]
+        if a2_parts:
+            a2 = pd.concat(a2_parts, ignore_index=True).rename(columns={"topology.qdisc": "scheme"})
+            self._part(report, "A2: web traffic", "a2", a2, "sessions", "web sessions", "web",
+                       f"{sc['a2_reps']} replications of {sc['a2_duration'] - sc['a2_warmup']} s after "
+                       f"{sc['a2_warmup']} s of warm-up per point")
+            rows = []
+            for s in sc["sessions"]:
+                n_active = self.active_connections(report, s)
+                if n_active is not None:
+                    rows.append((s, redopt_for(n_active), n_active))
+            self._redopt_table(report, "a2", rows, "sessions")
+
+    def _part(self, report: StudyReport, title: str, tag: str, runs: pd.DataFrame, x: str, x_label: str,
+              tcp_group: str, how: str) -> None:
+        report.section(title)
+        report.text(f"Every scheme at a load point has REDopt's buffer for that load; {how}. The four schemes "
+                    "see the same traffic draws (common random numbers).")
+        figures = [
+            ("goodput_bps", "TCP goodput (Mb/s)", lambda s: s["traffic"][tcp_group]["goodput_bps"], 1e-6, "goodput"),
+            ("loss_rate", "UDP loss rate", lambda s: s["traffic"]["cbr"]["loss_rate"], 1.0, "udp-loss"),
+            ("qdelay_mean_s", "mean queueing delay (ms)", lambda s: s["queues"]["bottleneck"]["qdelay_mean_s"],
+             1e3, "qdelay"),
+            ("qdelay_std_s", "std of the queueing delay (ms)", lambda s: s["queues"]["bottleneck"]["qdelay_std_s"],
+             1e3, "qdelay-std"),
+        ]
+        tables = {}
+        for metric, label, fn, scale, slug in figures:
+            df = summary_table(runs, ["scheme", x], {metric: fn})
+            df = df.sort_values(["scheme", x], key=lambda c: c.map(SCHEMES.index) if c.name == "scheme" else c)
+            tables[metric] = df
+            report.table(f"{tag}-{slug}", df, f"{title}: {label} by scheme and {x_label} (mean, 95% CI)")
+        fig, axes = plt.subplots(2, 2, figsize=(11, 7.5))
+        for ax, (metric, label, _, scale, _) in zip(axes.flat, figures):
+            df = tables[metric].copy()
+            for c in (metric, "ci95_low", "ci95_high"):
+                df[c] = df[c] * scale
+            errorbar_plot(ax, df, x, metric, "scheme")
+            ax.set_xlabel(x_label)
+            ax.set_ylabel(label)
+            if x == "flows":
+                ax.set_xscale("log", base=2)
+            ax.set_xticks(sorted(df[x].unique()), [str(v) for v in sorted(df[x].unique())])
+            ax.grid(alpha=0.3)
+        axes.flat[0].legend(fontsize="small")
+        fig.suptitle(f"{title} ({report.scale} scale, 95% CIs)")
+        report.figure(f"{tag}-metrics", fig, f"{title}: goodput, UDP loss and queueing delay against {x_label}")
+        self._compare_text(report, tables, x)
+        self._loss_runs(report, tag, title, runs, x)
+
+    @staticmethod
+    def _compare_text(report: StudyReport, tables: dict[str, pd.DataFrame], x: str) -> None:
+        """What the figures show, computed from the numbers of this run."""
+        g = tables["goodput_bps"].pivot(index=x, columns="scheme", values="goodput_bps")
+        d = tables["qdelay_mean_s"].pivot(index=x, columns="scheme", values="qdelay_mean_s")
+        u = tables["loss_rate"].pivot(index=x, columns="scheme", values="loss_rate")
+        spread = ((g.max(axis=1) - g.min(axis=1)) / g.max(axis=1)).max()
+        report.text(
+            f"Goodput: at every load the four schemes are within {100 * spread:.1f}% of each other (largest "
+            f"relative gap between the best and worst scheme's mean).",
+            "Mean queueing delay (ms) by load, " + "; ".join(
+                f"{x} {k}: " + ", ".join(f"{s} {1e3 * d.loc[k, s]:.0f}" for s in SCHEMES if s in d.columns)
+                for k in d.index) + ".",
+            "UDP loss rate by load, " + "; ".join(
+                f"{x} {k}: " + ", ".join(f"{s} {100 * u.loc[k, s]:.2f}%" for s in SCHEMES if s in u.columns)
+                for k in u.index) + ".")
+
+    @staticmethod
+    def _loss_runs(report: StudyReport, tag: str, title: str, runs: pd.DataFrame, x: str, n_max: int = 15) -> None:
+        top = runs[x].max()
+        rows = []
+        for scheme in SCHEMES:
+            group = runs[(runs[x] == top) & (runs["scheme"] == scheme)]
+            if group.empty:
+                continue
+            per_run = np.array([_hist_probabilities(s, n_max) for s in group["summary"]])
+            for n in range(1, n_max + 1):
+                m = mean_ci(per_run[:, n - 1])
+                rows.append({"scheme": scheme, x: top, "n": n, "p": m["mean"], "ci95_low": m["ci95_low"],
+                             "ci95_high": m["ci95_high"], "replications": m["n"]})
+        df = pd.DataFrame(rows)
+        report.table(f"{tag}-loss-runs", df, f"{title}: consecutive losses at the bottleneck at the highest load "
+                     f"({x} = {top}), P(N = n) per replication, mean and 95% CI")
+        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        errorbar_plot(ax, df, "n", "p", "scheme")
+        ax.set_yscale("log")
+        ax.set_xlabel("consecutive losses n (packets)")
+        ax.set_ylabel("P(N = n)")
+        ax.set_title(f"{title}: loss runs at {x} = {top}")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small")
+        report.figure(f"{tag}-loss-runs", fig, f"{title}: distribution of consecutive losses at {x} = {top}")
+        means = {s: float((df[df.scheme == s]["n"] * df[df.scheme == s]["p"]).sum()) for s in df["scheme"].unique()}
+        report.text("Mean loss-run length over n = 1..15 at the highest load: " +
+                    ", ".join(f"{s} {m:.2f}" for s, m in means.items()) + " packets.")
+
+    @staticmethod
+    def _redopt_table(report: StudyReport, tag: str, rows: list[tuple[Any, models.RedOpt, float]], x: str) -> None:
+        df = pd.DataFrame([{x: k, "N": n, "buffer_pkts": math.ceil(o.buffer), "min_th_pkts": o.min_th,
+                            "max_th_pkts": o.max_th, "max_p": o.max_p, "w_q": o.w_q, "p_star": o.p_star,
+                            "R_s": o.R} for k, o, n in rows])
+        report.table(f"{tag}-redopt", df, "REDopt's parameters and the buffer every scheme uses at each load "
+                     "(N: flows, or for web the mean active connections measured under TD)")
