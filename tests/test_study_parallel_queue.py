@@ -32,7 +32,7 @@ CSVS = {
                                                      "ftp_goodput_bps", "cbr_loss_rate"), "n"],
     "c3_delivery": ["P_d", "size_KB", *with_ci("transfer_mean_s", "loss_rate", "transfers", "coverage"), "n"],
     "c4_model": ["N", "sigma_bps", "S_rtt", "S_s", "q_e_bits", "f_prime", "gas", "chain_mean_bits", "chain_std_bits",
-                 "gauss_mean_bits", "gauss_std_bits", "gauss_std_rel_diff", "sim_mean_bits", "sim_ci95_low",
+                 "chain_p_full", "gauss_mean_bits", "gauss_std_bits", "gauss_std_rel_diff", "sim_mean_bits", "sim_ci95_low",
                  "sim_ci95_high", "sim_std_bits", "n"],
     "c4_map": ["N", "S_rtt", "q_bits", "f_bits"],
     "c4_trajectories": ["N", "S_rtt", "step", "time_s", "q_bits"],
