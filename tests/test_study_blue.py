@@ -1,0 +1,132 @@
+"""Study D (BLUE vs RED with ECN) end to end at smoke scale: files, columns,
+row labels, ranges, and values known independently of the study's code."""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+
+import pandas as pd
+import pytest
+
+from aqmlab.store import Store
+from aqmlab.studies import reproduce
+from aqmlab.studies.blue import SCALES
+
+# The paper's configurations (studies.md D), written out here rather than
+# imported, so a typo in the study is caught.
+PAPER_BLUE = {"B1": (0.010, 0.0025, 0.00025), "B2": (0.100, 0.0025, 0.00025),
+              "B3": (0.010, 0.02, 0.002), "B4": (0.100, 0.02, 0.002)}
+PAPER_RED_W_Q = {"R1": 0.0002, "R2": 0.002, "R3": 0.02, "R4": 0.2}
+SCHEMES = [*PAPER_RED_W_Q, *PAPER_BLUE]
+SMOKE = SCALES["smoke"]
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory):
+    path = tmp_path_factory.mktemp("blue")
+    reproduce("blue", "smoke", path, jobs=2)
+    return path
+
+
+@pytest.fixture(scope="module")
+def runs(out):
+    """Every stored run: experiment, labels and summary."""
+    with Store(out / "results.duckdb", read_only=True) as st:
+        rows = st.db.execute("SELECT experiment, labels, summary, status FROM runs").fetchall()
+    return [{"experiment": e, "labels": json.loads(l), "summary": json.loads(s) if s else None, "status": st_}
+            for e, l, s, st_ in rows]
+
+
+def test_report_and_every_file_exist(out):
+    assert (out / "report.html").stat().st_size > 0
+    for name in ("d1", "d3_onoff", "d2", "d3_ramp"):
+        assert (out / f"{name}.csv").exists()
+    for fig in ("d1_loss_rate", "d1_utilization", "d3_onoff_loss_rate", "d3_onoff_utilization", "d2_series",
+                "d3_ramp_series"):
+        assert (out / f"{fig}.png").exists() and (out / f"{fig}.svg").exists()
+    page = (out / "report.html").read_text()
+    assert "SMOKE scale" in page and "d1.csv" in page
+
+
+def test_no_run_failed(runs):
+    assert runs and all(r["status"] == "ok" for r in runs)
+
+
+@pytest.mark.parametrize("name", ["d1", "d3_onoff"])
+def test_onoff_tables_columns_rows_and_ranges(out, name):
+    df = pd.read_csv(out / f"{name}.csv")
+    for col in ("scheme", "connections", "buffer_kb", "loss_rate", "loss_rate_ci95_low", "loss_rate_ci95_high",
+                "utilization", "utilization_ci95_low", "utilization_ci95_high", "n"):
+        assert col in df.columns
+    # One row per configuration, number of connections and buffer, labelled as studies.md writes them.
+    assert sorted(df["scheme"].unique()) == sorted(SCHEMES)
+    assert len(df) == len(SCHEMES) * len(SMOKE["connections"]) * len(SMOKE["buffers_kb"])
+    assert set(df["connections"]) == set(SMOKE["connections"])
+    assert set(df["buffer_kb"]) == set(SMOKE["buffers_kb"])
+    assert (df["n"] == SMOKE["replications"]).all()
+    assert df["loss_rate"].between(0, 1).all()
+    assert ((df["utilization"] > 0) & (df["utilization"] <= 1)).all()
+    for m in ("loss_rate", "utilization"):
+        assert (df[f"{m}_ci95_low"] <= df[m] + 1e-12).all() and (df[m] <= df[f"{m}_ci95_high"] + 1e-12).all()
+    # A full buffer of 1040 B packets drains at 45 Mb/s in limit * 1040 * 8 / 45e6 seconds.
+    assert df["buffer_delay_ms"].to_numpy() == pytest.approx(df["buffer_pkts"] * 1040 * 8 / 45e6 * 1e3)
+
+
+@pytest.mark.parametrize("name", ["d2", "d3_ramp"])
+def test_ramp_tables(out, name):
+    df = pd.read_csv(out / f"{name}.csv")
+    assert sorted(df["scheme"]) == ["B4", "R2"]
+    assert (df["connections"] == SMOKE["ramp"]["per_group"] * SMOKE["ramp"]["groups"]).all()
+    assert df["loss_rate"].between(0, 1).all() and df["utilization"].between(0, 1).all()
+
+
+def test_rendered_configurations_are_the_papers(out):
+    """Every D1 file has the paper's BLUE (freeze_time, d1, d2) and RED
+    thresholds at 20% and 80% of the buffer, max_p 1, ECN on; D1 uses TCP
+    that ignores an echo at cwnd 1, D3 the ECN timeout."""
+    for b in SMOKE["buffers_kb"]:
+        for name, mode in ((f"d1-{b}KB", "ignore"), (f"d1-ecn-timeout-{b}KB", "timeout")):
+            exp = tomllib.loads((out / "experiments" / f"{name}.toml").read_text())
+            assert exp["scenario"]["traffic"][0]["tcp"]["ecn_at_cwnd1"] == mode
+            axis = exp["sweep"]["topology.qdisc"]
+            for label, q in zip(axis["labels"], axis["values"]):
+                assert q["limit"] == f"{b}pkt" and q["ecn"] is True
+                if label in PAPER_BLUE:
+                    freeze, d1, d2 = PAPER_BLUE[label]
+                    assert q["kind"] == "blue"
+                    assert float(q["freeze_time"].removesuffix("ms")) / 1e3 == pytest.approx(freeze)
+                    assert (q["d1"], q["d2"]) == (d1, d2)
+                else:
+                    assert q["kind"] == "red" and q["max_p"] == 1.0 and q["w_q"] == PAPER_RED_W_Q[label]
+                    assert q["min_th"] == f"{b // 5}pkt" and q["max_th"] == f"{4 * b // 5}pkt"
+
+
+def test_engine_ran_the_papers_blue_parameters(runs):
+    """The effective parameters the engine reports for each BLUE run."""
+    seen = set()
+    for r in runs:
+        label = r["labels"]["topology.qdisc"]
+        if label in PAPER_BLUE:
+            q = r["summary"]["queues"]["bottleneck"]["qdisc"]
+            freeze, d1, d2 = PAPER_BLUE[label]
+            assert (q["kind"], q["freeze_time_s"], q["d1"], q["d2"], q["ecn"]) == ("blue", freeze, d1, d2, True)
+            seen.add(label)
+    assert seen == set(PAPER_BLUE)
+
+
+def test_loss_rate_is_drops_over_arrivals(out, runs):
+    """The CSV's loss rate is the replication mean of drops / arrivals at A -> B."""
+    df = pd.read_csv(out / "d1.csv")
+    for row in df.itertuples():
+        name = f"d1-{row.buffer_kb}KB"
+        ratios = []
+        for r in runs:
+            if (r["experiment"] == name and r["labels"]["topology.qdisc"] == row.scheme
+                    and r["labels"]["traffic[0].count"] == str(row.connections)):
+                q = r["summary"]["queues"]["bottleneck"]
+                assert q["arrivals"] > 0 and q["drops"] <= q["arrivals"]
+                ratios.append(q["drops"] / q["arrivals"])
+        assert len(ratios) == SMOKE["replications"]
+        assert row.loss_rate == pytest.approx(math.fsum(ratios) / len(ratios), rel=1e-5)
