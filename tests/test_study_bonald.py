@@ -17,7 +17,8 @@ from aqmlab.studies import STUDIES, reproduce
 from aqmlab.studies.bonald import SCALES
 
 CSVS = {
-    "b1_drop_probability": ["scheme", "B", "load", "loss_rate", "ci95_low", "ci95_high", "n", "model"],
+    "b1_drop_probability": ["scheme", "B", "load", "loss_rate", "ci95_low", "ci95_high", "n", "model",
+                            "model_sequential"],
     "b2_drop_probability": ["bursts", "scheme", "stream", "load", "bursty_fraction", "loss_rate", "ci95_low",
                             "ci95_high", "n", "model"],
     "b3_loss_runs": ["scheme", "consecutive_loss_mean", "consecutive_loss_mean_ci95_low",
@@ -133,6 +134,8 @@ def test_b1_model_is_the_chain_of_the_queue_that_ran(out: Path) -> None:
         red = red_of(queue["qdiscs"][r["scheme"]])
         want = models.drop_probability(r["load"], K, int(r["B"]), red, count_arrival=False, count_in_service=False)
         assert r["model"] == pytest.approx(float(want), rel=1e-5)
+        if red is None or r["B"] == 1:
+            assert r["model_sequential"] == pytest.approx(r["model"], rel=1e-5)
         if red is None and r["B"] == 1:
             rho = r["load"]
             mm1k = 1 / (K + 1) if rho == 1 else rho**K * (1 - rho) / (1 - rho ** (K + 1))
