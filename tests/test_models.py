@@ -39,6 +39,27 @@ def test_mm1k_matches_the_closed_forms(rho: float, K: int) -> None:
     assert m.delay_mean == pytest.approx(m.mean / (rho * (1 - m.loss)), rel=1e-12)
 
 
+@pytest.mark.parametrize("eps", [0.0, 2.2e-16, -1.1e-16, 1e-9, 1e-5])
+def test_mm1k_near_load_one(eps: float) -> None:
+    # At rho = 1 + eps the mean is K/2 + eps K(K+2)/12 + O(eps^2).
+    m = models.mm1k(1.0 + eps, 10)
+    assert m.mean == pytest.approx(5 + eps * 10 * 12 / 12, rel=1e-9)
+    assert m.loss == pytest.approx(1 / 11, rel=1e-4 if eps else 1e-15)
+
+
+def test_mm1k_small_load_large_buffer() -> None:
+    m = models.mm1k(0.01, 200)
+    assert np.isfinite(m.distribution).all() and m.loss == 0.0
+    assert m.mean == pytest.approx(0.01 / 0.99, rel=1e-12)  # the M/M/1 mean rho / (1 - rho)
+    q = models.queue_distribution(0.01, 200)
+    assert q.mean == pytest.approx(0.01 / 0.99, rel=1e-12)
+
+
+def test_an_arrival_never_accepted_is_an_error() -> None:
+    with pytest.raises(ModelError, match="every arrival is dropped"):
+        models.queue_distribution(1.0, 5, Red(0, 0.5, 1.0))
+
+
 def test_mm1k_hand_values() -> None:
     # K = 1: loss rho / (1 + rho), L = rho / (1 + rho).
     m = models.mm1k(2.0, 1)
@@ -74,12 +95,33 @@ def test_batch_chain_with_b1_is_mm1k(rho: float, K: int) -> None:
     assert models.drop_probability(rho, K, B=1) == pytest.approx(mm1k_loss(rho, K), rel=1e-9)
 
 
+def tail_drop_batch_loss(rho: float, K: int, B: int) -> float:
+    """An independent Tail Drop batch chain: a batch at rate rho/B takes the
+    queue from k to min(K, k + B); solved by least squares on pi Q = 0."""
+    q = np.zeros((K + 1, K + 1))
+    for k in range(K + 1):
+        if k < K:
+            q[k, min(K, k + B)] += rho / B
+        if k > 0:
+            q[k, k - 1] += 1.0
+        q[k, k] = -q[k].sum()
+    a = np.vstack([q.T, np.ones(K + 1)])
+    pi = np.linalg.lstsq(a, np.r_[np.zeros(K + 1), 1.0], rcond=None)[0]
+    return sum(pi[K - j] * (B - j) / B for j in range(min(B, K + 1)))
+
+
 @pytest.mark.parametrize("B", [1, 3, 5, 10])
 def test_red_chain_with_min_th_at_k_is_tail_drop(B: int) -> None:
-    rho = np.array([0.5, 1.0, 2.0, 3.0])
-    td = models.drop_probability(rho, 40, B)
-    red = models.drop_probability(rho, 40, B, Red(40, 60, 0.5))
-    assert red == pytest.approx(td, rel=1e-12)
+    rho = [0.8, 1.0, 2.0, 3.0]
+    red = models.drop_probability(np.array(rho), 40, B, Red(40, 60, 0.5))
+    assert red == pytest.approx([tail_drop_batch_loss(r, 40, B) for r in rho], rel=1e-8)
+
+
+def test_batch_larger_than_the_buffer() -> None:
+    # K = 3, B = 7: every batch fills the queue and loses the rest.
+    assert models.drop_probability(1.0, 3, B=7) == pytest.approx(tail_drop_batch_loss(1.0, 3, 7), rel=1e-9)
+    pb, ps = models.mix_drop_probability(1.0, 0.5, 3, 7)
+    assert 0 < ps < pb < 1
 
 
 def test_tail_drop_batch_formula_by_hand() -> None:
@@ -191,15 +233,6 @@ def test_approximation_2_refuses_d_of_one_below_k() -> None:
         models.consecutive_drops_red(2.0, 40, EX1, method="approx2")
 
 
-def test_red_runs_are_shorter_than_approximation_2() -> None:
-    # Departures during a run lower d, so the chain's runs are shorter than
-    # Approximation 2's (which freezes d), and both shorter than Tail Drop's.
-    exact = models.consecutive_drops_red(2.0, 40, EX1, method="exact", count_arrival=False)
-    approx = models.consecutive_drops_red(2.0, 40, EX1, method="approx2", count_arrival=False)
-    assert exact.mean < approx.mean < 3.0
-    assert exact.distribution.sum() == pytest.approx(1, abs=1e-12)
-
-
 # --- queue size -----------------------------------------------------------------
 
 
@@ -295,6 +328,11 @@ def test_fair_goodput_water_filling() -> None:
     # 10 packets * 1000 B * 8 / 0.4 s = 200 kb/s; the others split the rest.
     o = models.fair_goodput(100e6, [0.01, 0.4, 0.02], [np.inf, 10, np.inf], 1000, 0)
     assert o == pytest.approx([(100e6 - 200e3) / 2, 200e3, (100e6 - 200e3) / 2], rel=1e-12)
+    # Unequal windows: the order is by window-limited rate, not by RTT, so
+    # the short-RTT connection, limited to 1 b/s, goes first and the other
+    # gets its own limit, 80 b/s (taken by RTT it would get 50 and leave 49).
+    o = models.fair_goodput(100.0, [2.0, 1.0], [20, 0.125], 1, 0)
+    assert o == pytest.approx([80.0, 1.0], rel=1e-12)
     # No window limits: equal shares, less the header overhead.
     o = models.fair_goodput(300e6, [0.004, 0.016], np.inf, 1500, 40)
     assert o == pytest.approx([150e6 * 1460 / 1500] * 2, rel=1e-12)

@@ -113,3 +113,44 @@ def test_queue_size_mean_at_load_2_inside_the_99_percent_interval(runs, qdisc: s
     if qdisc == "red":
         shifted = models.queue_distribution(2.0, K, EX1, count_arrival=True, count_in_service=False).mean
         assert not s.low <= shifted <= s.high
+
+
+# --- batches and loss runs ---------------------------------------------------------
+
+BATCH_LOADS = [1.0, 2.0]
+
+
+def batch_scenario(rho: float) -> aqmlab.Scenario:
+    d = copy.deepcopy(BASE)
+    d["topology"]["links"][0]["qdisc"] = QDISCS["td"]
+    # Batches of 3 packets at Poisson times: rho / 3 of the link's packet rate.
+    d["traffic"][0] = {"name": "b", "kind": "batch-poisson", "src": "src", "dst": "dst", "rate": f"{rho * 10:g}Mbps",
+                       "batch": 3, "size": {"dist": "exponential", "mean": "1000B"}}
+    return aqmlab.Scenario.from_dict(d)
+
+
+@pytest.mark.parametrize("rho", BATCH_LOADS)
+def test_tail_drop_batch_chain_inside_the_99_percent_interval(rho: float) -> None:
+    # Every packet of a batch arrives at once and takes what room there is:
+    # exactly the chain of models.md 1.1 for Tail Drop.
+    with ThreadPoolExecutor(2) as pool:
+        reps = list(pool.map(lambda seed: aqmlab.run(batch_scenario(rho), seed=seed).queue("q"), range(1, REPS + 1)))
+    model = float(models.drop_probability(rho, K, 3, count_arrival=False, count_in_service=False))
+    s = summarize([q["loss_rate"] for q in reps], level=0.99)
+    print(f"TD B=3 rho {rho}: sim {s.mean:.6f} +- {s.half_width:.6f} (99%), chain {model:.6f}")
+    assert s.half_width < 0.1 * s.mean
+    assert s.low <= model <= s.high
+
+
+@pytest.mark.parametrize("qdisc", ["td", "red"])
+def test_loss_run_mean_at_load_2_inside_the_99_percent_interval(runs, qdisc: str) -> None:
+    # Tail Drop: rho + 1 = 3. RED Example 1: the exact run chain (not the
+    # paper's Approximation 2, which freezes d during a run).
+    if qdisc == "td":
+        run = models.consecutive_drops_td(2.0)
+    else:
+        run = models.consecutive_drops_red(2.0, K, EX1, method="exact", count_arrival=False, count_in_service=False)
+    s = summarize([r["consecutive_loss"]["mean"] for r in runs[(qdisc, 2.0)]], level=0.99)
+    print(f"{qdisc}: loss-run mean sim {s.mean:.5f} +- {s.half_width:.5f} (99%), model {run.mean:.5f}")
+    assert s.half_width < 0.01 * s.mean
+    assert s.low <= run.mean <= s.high

@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(e.ctx.get_help() if e.ctx is not None else e.format_message())
         sys.exit(0)
     except click.UsageError as e:
-        hint = f" (see 'aqmlab {e.ctx.command.name} --help')" if e.ctx is not None and e.ctx.parent is not None else \
+        hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None and e.ctx.parent is not None else \
             " (see 'aqmlab --help')"
         click.echo(f"error: {e.format_message()}{hint}", err=True)
         sys.exit(2)
@@ -326,7 +326,8 @@ def _model_command(m: Any) -> click.Command:
         dashed = "--" + p.name.replace("_", "-")
         decls = [dashed] + ([f"--{p.name}"] if "_" in p.name else [])
         if p.kind is bool:
-            options.append(click.Option([f"{dashed}/--no-{dashed[2:]}", p.name], default=p.default,
+            pair = [f"{dashed}/--no-{dashed[2:]}"] + ([f"--{p.name}/--no_{p.name}"] if "_" in p.name else [])
+            options.append(click.Option([*pair, p.name], default=p.default,
                                         show_default=True, help=p.help))
         else:
             default = None if p.default is None else f"{p.default:g}" if isinstance(p.default, float) else str(

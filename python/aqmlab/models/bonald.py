@@ -27,9 +27,10 @@ queue with a limit of ``L`` packets holds ``K = L + 1`` in the system, and
 its drop decision is the model with ``count_arrival=False,
 count_in_service=False``.
 
-Every chain is solved with the GTH algorithm (Grassmann, Taksar, Heyman
-1985), which has no subtractions and so keeps full relative accuracy even for
-states of probability 1e-20 (Tail Drop at load 0.5 with K = 40).
+The batch chains are solved with the GTH algorithm (Grassmann, Taksar,
+Heyman 1985), which has no subtractions and so keeps full relative accuracy
+even for states of probability 1e-20 (Tail Drop at load 0.5 with K = 40);
+birth-death chains (Poisson input) use their product form, in logs.
 """
 
 from __future__ import annotations
@@ -69,9 +70,12 @@ class Red:
         return np.where(x < self.min_th, 0.0, np.where(x < self.max_th, ramp, 1.0))
 
 
+MAX_K = 2000  # the chains are dense: (K+1)^2 rates and O(K^3) work
+
+
 def _check_k(K: int) -> None:
-    if int(K) != K or K < 1:
-        raise ModelError(f"K (room in the system, packets): need a whole number >= 1, got {K}")
+    if int(K) != K or not 1 <= K <= MAX_K:
+        raise ModelError(f"K (room in the system, packets): need a whole number from 1 to {MAX_K}, got {K}")
 
 
 def drop_vector(K: int, red: Red | None = None, *, count_arrival: bool = True,
@@ -133,7 +137,7 @@ def _chain(K: int, streams: list[tuple[float, int]], d: np.ndarray) -> tuple[np.
     drops = []
     for rate, B in streams:
         a = _accepted_pmf(B, d, K)
-        for j in range(1, B + 1):
+        for j in range(1, min(B, K) + 1):  # a batch adds at most the room there is
             rates[np.arange(K + 1 - j), np.arange(j, K + 1)] += rate * a[:K + 1 - j, j]
         drops.append(B - a @ np.arange(B + 1))
     return stationary(rates), drops
@@ -231,20 +235,15 @@ def queue_distribution(rho: float, K: int, red: Red | None = None, *, mu: float 
         raise ModelError(f"mu (service rate, packets/s): need a finite number > 0, got {mu}")
     k = np.arange(K + 1)
     d = drop_vector(K, red, count_arrival=count_arrival, count_in_service=count_in_service)
-    if red is None:
-        if rho == 1:
-            pi = np.full(K + 1, 1.0 / (K + 1))
-        else:
-            # rho^k (1 - rho) / (1 - rho^(K+1)), written to stay finite for
-            # large rho: divide through by rho^K.
-            logw = (k - K) * np.log(rho)
-            w = np.exp(logw)
-            pi = w / w.sum()
-    else:
-        with np.errstate(divide="ignore"):
-            logw = k * np.log(rho) + np.concatenate([[0.0], np.cumsum(np.log1p(-d[:-1]))])
-        w = np.exp(logw - logw.max())
-        pi = w / w.sum()
+    if d[0] >= 1:
+        raise ModelError("every arrival is dropped (d = 1 at an empty queue): the queue never holds a packet")
+    # pi(k) ~ rho^k prod_{l<k} (1 - d(l)) (for Tail Drop the truncated
+    # geometric), in logs and normalised by its largest term, so it stays
+    # finite for any rho and K.
+    with np.errstate(divide="ignore"):
+        logw = k * np.log(rho) + np.concatenate([[0.0], np.cumsum(np.log1p(-d[:-1]))])
+    w = np.exp(logw - logw.max())
+    pi = w / w.sum()
     mean = float(k @ pi)
     var = float(((k - mean) ** 2) @ pi)
     loss = float(pi @ d)
@@ -410,6 +409,8 @@ def _cli_mix(rho, fraction, B, K, qdisc, min_th, max_th, max_p, count_arrival, c
                 choices=("approx2", "exact")),
           Param("n_max", int, 15, "rows of the printed distribution"), *_CONV)
 def _cli_consecutive(rho, K, qdisc, min_th, max_th, max_p, method, n_max, count_arrival, count_in_service):
+    if n_max < 1:
+        raise ModelError(f"--n_max: need a whole number >= 1, got {n_max}")
     if qdisc == "td":
         run = consecutive_drops_td(rho)
     else:

@@ -1,5 +1,5 @@
 """Textbook single-server queues, the yardsticks of the simulator's
-validation tests (models.md: "M/M/1/K and M/D/1 helpers").
+validation tests.
 
 - M/M/1/K: Poisson arrivals at rate ``lambda``, exponential service at rate
   ``mu``, room for ``K`` packets in the system (waiting plus in service),
@@ -27,6 +27,8 @@ from aqmlab.models.registry import Param, register
 
 __all__ = ["MM1K", "MD1", "mm1k", "md1"]
 
+MAX_K = 1_000_000
+
 
 @dataclass(frozen=True)
 class MM1K:
@@ -38,31 +40,26 @@ class MM1K:
 
 
 def mm1k(rho: float, K: int, *, mu: float = 1.0) -> MM1K:
-    """M/M/1/K at load ``rho`` with room for ``K`` in the system. Closed
-    forms: ``loss = rho^K (1 - rho) / (1 - rho^(K+1))``, ``L = rho / (1 - rho)
-    - (K + 1) rho^(K+1) / (1 - rho^(K+1))`` (``K / 2`` and ``1 / (K + 1)`` at
-    rho = 1)."""
+    """M/M/1/K at load ``rho`` with room for ``K`` in the system: ``loss =
+    pi(K) = rho^K (1 - rho) / (1 - rho^(K+1))`` and ``L = sum k pi(k) = rho /
+    (1 - rho) - (K + 1) rho^(K+1) / (1 - rho^(K+1))`` (``1 / (K + 1)`` and
+    ``K / 2`` at rho = 1), evaluated from the distribution."""
     if not (np.isfinite(rho) and rho > 0):
         raise ModelError(f"rho (offered load): need a finite number > 0, got {rho}")
     if int(K) != K or K < 1:
         raise ModelError(f"K (room in the system, packets): need a whole number >= 1, got {K}")
     if not (np.isfinite(mu) and mu > 0):
         raise ModelError(f"mu (service rate, packets/s): need a finite number > 0, got {mu}")
+    if K > MAX_K:
+        raise ModelError(f"K (room in the system, packets): at most {MAX_K}, got {K}")
     k = np.arange(K + 1)
-    if rho == 1:
-        pi = np.full(K + 1, 1.0 / (K + 1))
-        loss, mean = 1.0 / (K + 1), K / 2
-    else:
-        # rho^(k-K) keeps every term finite for large rho before normalising.
-        w = np.exp((k - K) * np.log(rho))
-        pi = w / w.sum()
-        if rho < 1:
-            loss = rho**K * (1 - rho) / (1 - rho ** (K + 1))
-            mean = rho / (1 - rho) - (K + 1) * rho ** (K + 1) / (1 - rho ** (K + 1))
-        else:  # the same expressions divided through by rho^(K+1)
-            r = 1 / rho
-            loss = (1 - r) / (1 - r ** (K + 1))
-            mean = rho / (1 - rho) + (K + 1) / (1 - r ** (K + 1))
+    # pi(k) = rho^k (1 - rho) / (1 - rho^(K+1)), normalised in logs so it
+    # stays finite for any rho and K; the loss and mean are then read off pi,
+    # which avoids the cancellation of the textbook closed forms near rho = 1.
+    logw = k * np.log(rho)
+    w = np.exp(logw - logw.max())
+    pi = w / w.sum()
+    loss, mean = pi[K], float(k @ pi)
     var = float(((k - mean) ** 2) @ pi)
     return MM1K(float(loss), float(mean), var, pi, float(mean / (rho * mu * (1 - loss))))
 

@@ -11,9 +11,9 @@ what can arrive within one deadline while the output drains.
   ``S_min + K D`` for a per-hop deadline over ``K`` hops.
 - ``fair_goodput``: the optimal goodput ``O_i`` of each connection on a
   bottleneck, by water-filling (max-min fairness): connections are taken by
-  decreasing RTT, i.e. by increasing window-limited rate ``W_i p_i / RTT_i``;
-  each gets the smaller of that limit and an equal share of the capacity the
-  earlier ones left. Shares are of the wire capacity; a connection's goodput
+  increasing window-limited rate ``W_i p_i / RTT_i`` (with equal windows and
+  packets, by decreasing RTT, as the paper puts it); each gets the smaller of
+  that limit and an equal share of the capacity the earlier ones left. Shares are of the wire capacity; a connection's goodput
   is its share times ``1 - h_i / p_i`` (``h_i`` header bytes in a packet of
   ``p_i`` bytes).
 - ``jain_index``: ``(sum x)^2 / (n sum x^2)`` (Jain, Chiu, Hawe 1984).
@@ -89,7 +89,7 @@ def fair_goodput(capacity_bps: float, rtt_s: list[float] | np.ndarray, window_pk
     limit = w * p * 8 / rtt
     share = np.empty(n)
     left = capacity_bps
-    for rank, i in enumerate(np.argsort(-rtt, kind="stable")):
+    for rank, i in enumerate(np.argsort(limit, kind="stable")):
         share[i] = min(limit[i], left / (n - rank))
         left -= share[i]
     return share * (1 - h / p)
