@@ -79,7 +79,8 @@ def test_ramp_tables(out, name):
     df = pd.read_csv(out / f"{name}.csv")
     assert sorted(df["scheme"]) == ["B4", "R2"]
     assert (df["connections"] == SMOKE["ramp"]["per_group"] * SMOKE["ramp"]["groups"]).all()
-    assert df["loss_rate"].between(0, 1).all() and df["utilization"].between(0, 1).all()
+    for m in ("loss_rate", "utilization", "stalled_flows"):
+        assert df[m].between(0, 1).all()
 
 
 def test_rendered_configurations_are_the_papers(out):
