@@ -577,7 +577,9 @@ impl TcpSender {
             syn: self.params.syn && seq == 0,
             retransmit,
             cwr: cwr && self.params.ecn,
-            ect: self.params.ecn && seq != 0,
+            // Reference 1.11: the SYN is not ECN-capable; every data packet
+            // is, packet 0 included when there is no SYN.
+            ect: self.params.ecn && !(self.params.syn && seq == 0),
         });
         if self.rtx_deadline.is_none() || force {
             self.set_rtx_timer(now);
@@ -1270,6 +1272,21 @@ mod test {
         });
         assert_eq!(f.out.iter().map(|s| s.seq).collect::<Vec<_>>(), vec![0, 1]);
         assert!(!f.out[0].syn);
+    }
+
+    #[test]
+    fn test_ecn_marks_every_data_packet_but_not_the_syn() {
+        let with_syn = Flow::new(&TcpConfig {
+            ecn: true,
+            ..TcpConfig::default()
+        });
+        assert!(with_syn.out[0].syn && !with_syn.out[0].ect);
+        let no_syn = Flow::new(&TcpConfig {
+            ecn: true,
+            syn: false,
+            ..TcpConfig::default()
+        });
+        assert!(no_syn.out.iter().all(|s| s.ect), "packet 0 is data, so ECN-capable");
     }
 
     #[test]
