@@ -120,7 +120,7 @@ def _fmt_ci(mean: float, low: float, high: float, scale: float = 1.0, digits: in
 @register
 class Blue(Study):
     name = "blue"
-    title = "BLUE vs RED with ECN: loss, utilisation and queue dynamics (Feng, Kandlur, Saha, Shin)"
+    title = "Study D: BLUE vs RED with ECN, loss, utilisation and queue dynamics"
     source = ("W. Feng, D. D. Kandlur, D. Saha, K. G. Shin, \"BLUE: A New Class of Active Queue Management "
               "Algorithms\", U. Michigan CSE-TR-387-99, 1999; \"The BLUE Active Queue Management Algorithms\", "
               "IEEE/ACM Transactions on Networking 10(4), 2002.")

@@ -123,7 +123,7 @@ def _mix_pairs(sc: dict[str, Any]) -> list[tuple[float, float]]:
 @register
 class Bonald(Study):
     name = "bonald"
-    title = "B. Analytic evaluation of RED vs Tail Drop (open and closed loop)"
+    title = "Study B: analytic evaluation of RED vs Tail Drop, open and closed loop"
     source = ("T. Bonald, M. May, J.-C. Bolot, \"Analytic evaluation of RED performance\", IEEE INFOCOM 2000. "
               "Markov chains of Tail Drop and RED (aqmlab.models.bonald) overlaid on simulations.")
     runtime = {"smoke": "8 s", "quick": "2.5 min", "full": "~15 min"}

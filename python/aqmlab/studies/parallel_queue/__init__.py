@@ -115,7 +115,7 @@ def _window_loss(series: pd.DataFrame, windows: list[tuple[float, float]]) -> fl
 @register
 class ParallelQueue(Study):
     name = "parallel-queue"
-    title = "Parallel queues and Adaptive RED with dynamic thresholds"
+    title = "Study C: parallel queues and Adaptive RED with dynamic thresholds"
     source = ("J.-S. Jou, X. Tan, J. S. Baras, \"A Parallel Queue Structure for Active Queue Management\", "
               "Proc. 38th CISS, Princeton, 2004; J.-S. Jou, J. S. Baras, \"A Parallel Virtual Queue Structure for "
               "Active Queue Management\", CSHCN TR 2003-4, University of Maryland, 2003.")

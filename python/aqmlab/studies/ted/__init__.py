@@ -139,7 +139,7 @@ def _ms(x: float) -> str:
 @register
 class Ted(Study):
     name = "ted"
-    title = "E. Time-driven early discard (TED): fairness of TCP connections with different round trips"
+    title = "Study E: time-driven early discard, fairness of TCP connections with different round trips"
     source = ("M. Baldi, A. Vesco, \"Time-driven early discard (TED) to improve the fairness of TCP congestion "
               "control\", Politecnico di Torino, 2006.")
     runtime = {"smoke": "10 s", "quick": "4.5 min", "full": "~30 min"}
