@@ -621,25 +621,31 @@ impl<'s> Sim<'s> {
                 // A closed web connection's timers are dead.
                 Event::TcpSenderTimer { flow, .. } | Event::TcpSinkTimer { flow, .. }
                     if self.tcp[flow as usize].is_none() => {}
+                // A stale timer event (its timer re-armed or cancelled
+                // since) is ignored outright: no re-sync of the flow's
+                // timers either. `transfer_done` cancels the timers of a
+                // `file` flow's closed connection while its agents still
+                // want them (its last ACKs are ignored), and a re-sync here
+                // would arm them again: the closed connection would time
+                // out and send packets stamped with the next connection's
+                // generation, whose ACKs would reach that connection (an
+                // RTT sample shorter than the path, an ACK beyond all it
+                // has sent) and could stall it for good.
                 Event::TcpSenderTimer { flow, generation } => {
-                    let now = self.now;
-                    let mut segs = std::mem::take(&mut self.segments);
-                    let t = self.tcp_mut(flow);
-                    if t.sender_timer.fire(generation) {
-                        t.conn.sender.on_timer(now, &mut segs);
+                    if self.tcp_mut(flow).sender_timer.fire(generation) {
+                        let (now, mut segs) = (self.now, std::mem::take(&mut self.segments));
+                        self.tcp_mut(flow).conn.sender.on_timer(now, &mut segs);
+                        self.segments = segs;
+                        self.tcp_send(flow);
                     }
-                    self.segments = segs;
-                    self.tcp_send(flow);
                 }
                 Event::TcpSinkTimer { flow, generation } => {
-                    let now = self.now;
-                    let mut acks = std::mem::take(&mut self.acks);
-                    let t = self.tcp_mut(flow);
-                    if t.sink_timer.fire(generation) {
-                        t.conn.sink.on_timer(now, &mut acks);
+                    if self.tcp_mut(flow).sink_timer.fire(generation) {
+                        let (now, mut acks) = (self.now, std::mem::take(&mut self.acks));
+                        self.tcp_mut(flow).conn.sink.on_timer(now, &mut acks);
+                        self.acks = acks;
+                        self.tcp_ack(flow);
                     }
-                    self.acks = acks;
-                    self.tcp_ack(flow);
                 }
                 Event::HttpStart(c) => {
                     let now = self.now;

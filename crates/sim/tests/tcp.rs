@@ -383,3 +383,76 @@ fn test_repeated_transfers_each_deliver_their_size() {
     assert!(f(&s["traffic"]["file"]["retransmits"]) > 0.0);
     assert_eq!(s["traffic"]["file"]["kind"], "file");
 }
+
+/// Repeated transfers of 90 KB, 0.5 s apart, through 5% random drops on a
+/// 3 Mb/s path with a 128 ms round trip (2 x (1 + 62.9 + 0.1) ms), with the
+/// flow's srtt traced every 10 ms.
+fn files_through_random_drops(tcp: Value) -> Value {
+    json!({
+        "duration": "100s", "warmup": "0s",
+        "trace": { "interval": "10ms", "queues": [], "flows": ["file[0]"] },
+        "topology": {
+            "kind": "dumbbell", "senders": 1, "access_rate": "100Mbps", "access_delay": "1ms",
+            "bottleneck": { "rate": "3Mbps", "delay": "62.9ms" },
+            "qdisc": { "kind": "bernoulli", "limit": "inf", "p": 0.05 },
+        },
+        "traffic": [{ "name": "file", "kind": "file", "size": "90KB", "gap": "500ms", "start": "0s", "tcp": tcp }],
+    })
+}
+
+#[test]
+fn test_repeated_transfers_through_random_drops_never_stall() {
+    // Each transfer opens a new connection in the flow's slot, and nothing
+    // of the closed one may reach it. When the closed connection's
+    // cancelled retransmission timer came back to life in the gap, it
+    // resent packets stamped with the next connection's generation; their
+    // ACKs gave that connection RTT samples of a few ticks and
+    // acknowledged data it had not sent, and it stalled after its first
+    // timeout with the RTO backed off to 60 s (1 to 33 transfers in 200 s
+    // in these seeds). A sample can never be shorter than the path's round
+    // trip: 12 ticks of 10 ms. 26 to 46 transfers fit in 100 s here.
+    let variants = [
+        json!({ "variant": "reno" }),
+        json!({ "variant": "newreno", "syn": false }),
+        json!({ "variant": "sack", "delayed_ack": true }),
+    ];
+    for tcp in variants {
+        for seed in 1..=6 {
+            let out = run(&scenario(&files_through_random_drops(tcp.clone())), seed);
+            let srtt = &out.series.iter().find(|c| c.0 == "file[0].srtt_s").expect("traced").1;
+            let srtt_min = srtt.iter().copied().filter(|&x| x > 0.0).fold(f64::INFINITY, f64::min);
+            let done = out.summary["flows"][0]["transfers"].as_u64().unwrap();
+            eprintln!("{tcp} seed {seed}: {done} transfers, smallest srtt {srtt_min} s");
+            assert!(srtt_min >= 0.12 - 1e-9, "{tcp} seed {seed}: srtt {srtt_min} s");
+            assert!(done >= 20, "{tcp} seed {seed}: {done} transfers");
+        }
+    }
+}
+
+#[test]
+fn test_closed_file_connection_sends_nothing_more() {
+    // Transfers of 10 packets, 0.5 s apart, over the idle link of
+    // `file_time_by_hand`: each takes T = file_time_by_hand(10), so the
+    // k-th ends at (k - 1)(T + gap) + T. Every packet the flow sends is a
+    // SYN or a data packet delivered once, so a run that ends in a gap has
+    // sent = delivered + one SYN per transfer. (A closed connection's last
+    // ACKs are ignored, so its sender still wants its retransmission
+    // timer; it used to fire in the gap and resend a packet.)
+    let (n, gap, k) = (10u32, 0.5, 20u64);
+    let duration = k as f64 * (file_time_by_hand(n) + gap) - gap / 2.0;
+    let file = json!({ "name": "file", "kind": "file", "size": format!("{}B", n * 1000), "gap": "500ms",
+                       "packet_size": "1000B", "src": "a", "dst": "b", "start": "0s" });
+    let v = json!({
+        "duration": format!("{duration:.6}s"),
+        "topology": { "kind": "graph", "nodes": ["a", "b"], "links": [
+            { "from": "a", "to": "b", "rate": "10Mbps", "delay": "50ms", "qdisc": { "kind": "droptail", "limit": "inf" } } ] },
+        "traffic": [file],
+    });
+    let s = run(&scenario(&v), 1).summary;
+    let flow = &s["flows"][0];
+    assert_eq!(flow["transfers"], k);
+    assert_eq!(flow["delivered"], k * n as u64);
+    assert_eq!(flow["sent"], k * (n as u64 + 1));
+    assert_eq!(flow["retransmits"], 0);
+    assert_eq!(flow["timeouts"], 0);
+}
