@@ -394,6 +394,10 @@ pub struct FlowStats {
     pub sent_bytes: u64,
     pub delivered_pkts: u64,
     pub delivered_bytes: u64,
+    /// The part of `delivered_bytes` that was web or HTTP/1.1 requests
+    /// (client to server): goodput counts the responses, what the user
+    /// downloads, and reports requests apart.
+    pub request_bytes: u64,
     pub drops: u64,
     pub delay: RunningStats,
 }

@@ -1273,6 +1273,7 @@ impl<'s> Sim<'s> {
                 };
                 let mut acks = std::mem::take(&mut self.acks);
                 let t = self.tcp_mut(f);
+                let request = matches!(t.role, Role::WebRequest { .. } | Role::HttpRequest { .. });
                 let was_done = t.conn.done_at.is_some();
                 let (pkts, bytes) = t.conn.on_data(&info, now, &mut acks);
                 t.transfer_bytes += bytes;
@@ -1283,6 +1284,9 @@ impl<'s> Sim<'s> {
                     let s = &mut self.stats[self.flows[f as usize].stat as usize];
                     s.delivered_pkts += pkts;
                     s.delivered_bytes += bytes;
+                    if request {
+                        s.request_bytes += bytes;
+                    }
                     // One-way delay of the packets that delivered data (not
                     // of duplicates, or of out-of-order packets held back).
                     if pkts > 0 {
@@ -1465,6 +1469,7 @@ impl<'s> Sim<'s> {
         for (gi, group) in sc.groups.iter().enumerate() {
             let (mut sent_pkts, mut sent_bytes, mut deliv_pkts, mut deliv_bytes, mut drops) =
                 (0u64, 0u64, 0u64, 0u64, 0u64);
+            let mut request_bytes = 0u64;
             let mut delay = RunningStats::default();
             let mut tcp_totals = [0u64; 4];
             let mut transfer_times = Vec::new();
@@ -1480,7 +1485,7 @@ impl<'s> Sim<'s> {
                     "src": sc.net.nodes[m.src as usize].name, "dst": sc.net.nodes[m.dst as usize].name,
                     "rtt_prop_s": num(rtt),
                     "sent": s.sent_pkts, "delivered": s.delivered_pkts, "drops": s.drops,
-                    "goodput_bps": s.delivered_bytes as f64 * 8.0 / w,
+                    "goodput_bps": (s.delivered_bytes - s.request_bytes) as f64 * 8.0 / w,
                     "throughput_bps": s.sent_bytes as f64 * 8.0 / w,
                     "loss_rate": num(ratio(s.drops as f64, s.sent_pkts as f64)),
                     "delay_mean_s": num(s.delay.mean()), "delay_std_s": num(s.delay.std()),
@@ -1524,6 +1529,7 @@ impl<'s> Sim<'s> {
                 sent_bytes += s.sent_bytes;
                 deliv_pkts += s.delivered_pkts;
                 deliv_bytes += s.delivered_bytes;
+                request_bytes += s.request_bytes;
                 drops += s.drops;
                 delay.merge(&s.delay);
                 f += 1;
@@ -1531,7 +1537,7 @@ impl<'s> Sim<'s> {
             let mut g = json!({
                 "kind": group.source.kind(), "class": sc.classes[group.class as usize], "flows": group.count,
                 "sent": sent_pkts, "delivered": deliv_pkts, "drops": drops,
-                "goodput_bps": deliv_bytes as f64 * 8.0 / w,
+                "goodput_bps": (deliv_bytes - request_bytes) as f64 * 8.0 / w,
                 "throughput_bps": sent_bytes as f64 * 8.0 / w,
                 "loss_rate": num(ratio(drops as f64, sent_pkts as f64)),
                 "delay_mean_s": num(delay.mean()), "delay_std_s": num(delay.std()),
@@ -1542,6 +1548,9 @@ impl<'s> Sim<'s> {
                 g["fast_retransmits"] = json!(tcp_totals[2]);
                 g["ecn_reductions"] = json!(tcp_totals[3]);
                 g["transfers"] = times_summary(&mut transfer_times);
+            }
+            if matches!(group.source, SourceSpec::Http11 { .. } | SourceSpec::Web { .. }) {
+                g["request_goodput_bps"] = json!(request_bytes as f64 * 8.0 / w);
             }
             if let SourceSpec::Http11 { .. } = group.source {
                 let first = f as u32 - group.count;

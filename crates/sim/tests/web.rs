@@ -56,7 +56,17 @@ fn test_one_object_takes_handshake_request_and_slow_start() {
         eprintln!("n {n}: {got:.9} s, by hand {want:.9} s");
         assert!((got - want).abs() < 1e-9, "n {n}: {got} vs {want}");
         // Request and response each delivered: 1 + n packets of 1000 B.
+        // Goodput counts the response (what the client downloads), the
+        // request apart; the window is the whole 20 s.
         assert_eq!(s["flows"][0]["delivered"], 1 + n as u64);
+        let g = &s["traffic"]["web"];
+        assert_eq!(f(&g["goodput_bps"]) * 20.0 / 8.0, n as f64 * 1000.0, "n {n}");
+        assert_eq!(f(&g["request_goodput_bps"]) * 20.0 / 8.0, 1000.0, "n {n}");
+        assert_eq!(
+            f(&s["flows"][0]["goodput_bps"]) * 20.0 / 8.0,
+            n as f64 * 1000.0,
+            "n {n}"
+        );
     }
 }
 
@@ -66,8 +76,9 @@ fn test_offered_web_load_matches_sessions_over_page_cycle() {
     // with sizes exponential of mean 9.5 packets (so max(1, ceil X) has mean
     // 1 + e^{-1/9.5} / (1 - e^{-1/9.5}), computed below), each with a
     // 1-packet request, 1 s apart on average after each page completes. The
-    // goodput of the group (requests and responses) must equal sessions x
-    // mean page bytes / (mean inter-page + mean page time) within 5%. Light
+    // goodput of the group (the responses) must equal sessions x mean page
+    // bytes / (mean inter-page + mean page time) within 5%, and the
+    // requests' goodput sessions x 2 packets / the same cycle. Light
     // tails keep the sample mean of 1000 s within about 1% (sd of a page's
     // bytes / sqrt(pages) ~ 1.2 / sqrt(35000)).
     let web = json!({ "name": "web", "kind": "web", "count": 40, "packet_size": "1000B",
@@ -83,10 +94,12 @@ fn test_offered_web_load_matches_sessions_over_page_cycle() {
     let g = &s["traffic"]["web"];
     let q = 1.0 / 9.5f64;
     let mean_size = 1.0 + (-q).exp() / (1.0 - (-q).exp());
-    let page_bytes = 2.0 * (mean_size + 1.0) * 1000.0;
+    let page_bytes = 2.0 * mean_size * 1000.0;
     let page_time = f(&g["pages"]["mean_s"]);
     let offered_bps = 40.0 * page_bytes * 8.0 / (1.0 + page_time);
     let goodput = f(&g["goodput_bps"]);
+    let requests_bps = 40.0 * 2.0 * 1000.0 * 8.0 / (1.0 + page_time);
+    assert!(rel(f(&g["request_goodput_bps"]), requests_bps) < 0.05);
     eprintln!(
         "goodput {goodput:.0} b/s, offered {offered_bps:.0} b/s (page time {page_time:.4} s, mean size {mean_size:.4})"
     );
