@@ -114,6 +114,16 @@ def _drift(q: FloatArray, S: float, W_bar: float, C: float, dC: FloatArray) -> F
     return q + S * (rate - C)
 
 
+def _map_args(q: Any, S: float, W_bar: float, C: float, d: npt.ArrayLike) -> tuple[float, float, float, FloatArray,
+                                                                                 FloatArray]:
+    """The map's arguments checked, with the delays and queue as arrays."""
+    qa = np.asarray(q, dtype=np.float64)
+    if not np.all(np.isfinite(qa) & (qa >= 0)):
+        raise ModelError(f"q must be a non-negative, finite number of bits, got {q!r}")
+    return (_positive("S", S, "seconds"), _positive("W_bar", W_bar, "bits"), _positive("C", C, "bits/s"),
+            _flow_delays(d), qa)
+
+
 @overload
 def drift_map(q: float, *, S: float, W_bar: float, C: float, d: npt.ArrayLike) -> float: ...
 @overload
@@ -127,13 +137,7 @@ def drift_map(q: float | npt.NDArray[Any], *, S: float, W_bar: float, C: float, 
     elementwise); ``S`` the sampling interval in seconds; ``W_bar`` each
     flow's mean window in bits; ``C`` the link rate in bits/s; ``d`` the
     per-flow delays in seconds (see :func:`delays`)."""
-    S = _positive("S", S, "seconds")
-    W_bar = _positive("W_bar", W_bar, "bits")
-    C = _positive("C", C, "bits/s")
-    dk = _flow_delays(d)
-    qa = np.asarray(q, dtype=np.float64)
-    if not np.all(np.isfinite(qa) & (qa >= 0)):
-        raise ModelError(f"q must be a non-negative, finite number of bits, got {q!r}")
+    S, W_bar, C, dk, qa = _map_args(q, S, W_bar, C, d)
     out = _drift(qa, S, W_bar, C, dk * C)
     return float(out) if qa.ndim == 0 else out
 
@@ -149,13 +153,7 @@ def drift_map_prime(q: float | npt.NDArray[Any], *, S: float, W_bar: float, C: f
     The slope is below 1 everywhere and increases with q, so on ``q >= 0`` it
     is smallest at ``q = 0``, where it is ``1 - S*W_bar/C * sum_k d_k^-2``;
     that is where the global-stability bound of :func:`stability` comes from."""
-    S = _positive("S", S, "seconds")
-    W_bar = _positive("W_bar", W_bar, "bits")
-    C = _positive("C", C, "bits/s")
-    dk = _flow_delays(d)
-    qa = np.asarray(q, dtype=np.float64)
-    if not np.all(np.isfinite(qa) & (qa >= 0)):
-        raise ModelError(f"q must be a non-negative, finite number of bits, got {q!r}")
+    S, W_bar, C, dk, qa = _map_args(q, S, W_bar, C, d)
     out = 1.0 - S * W_bar * C * np.sum((qa[..., np.newaxis] + dk * C) ** -2.0, axis=-1)
     return float(out) if qa.ndim == 0 else out
 
