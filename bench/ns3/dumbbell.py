@@ -1,0 +1,388 @@
+"""The studies.md A1 dumbbell in ns-3, set up to match `dumbbell-a1.toml`.
+
+    $NS3_PYTHON bench/ns3/dumbbell.py --flows 64 --qdisc red [--tcp sack|newreno] [--seed 1]
+
+Runs under an interpreter that has the `ns3` wheel from PyPI (see README.md
+beside this file) and prints one JSON object on stdout. The topology, TCP
+settings and measurements are chosen to match aqmlab's scenario
+`dumbbell-a1.toml`; README.md lists every setting matched and the
+differences that remain.
+
+Topology: hosts s0..s3 -> R1 -> R2 -> d0..d3. Sender access links 100 Mb/s
+with 10/20/30/40 ms, bottleneck 10 Mb/s 50 ms, receiver links 100 Mb/s
+0.1 ms (aqmlab's dumbbell defaults: 10 x the bottleneck rate, 0.1 ms), so
+the round-trip propagation delays are 120.2 .. 180.2 ms as in aqmlab.
+
+Queues: every device queue holds one packet (DropTailQueue MaxSize 1p, no
+BQL), and every device has a root queue disc: a FIFO of 10^6 packets except
+R1 -> R2, which is drop-tail or RED. With a busy link ns-3 keeps one packet
+in the device queue below the qdisc, a packet aqmlab counts in its queue, so
+the bottleneck qdisc gets a limit of 299 and RED thresholds 44/194: the
+packets waiting (qdisc + device queue) meet the same numbers as aqmlab's
+300/45/195.
+
+Measured over [warmup, duration], by trace sinks written in C++ (JIT-compiled
+through cppyy before the run, so that ns-3 is not slowed by Python
+callbacks; FlowMonitor is not used for the same reason):
+  - TCP goodput: bytes the PacketSinks received (in order, payload only);
+  - bottleneck arrivals (qdisc enqueues + drops before enqueue), drops by
+    reason, UDP arrivals and drops (UDP loss = UDP drops / UDP arrivals:
+    only the bottleneck drops, which `other_drops` checks);
+  - queueing delay: from the qdisc's enqueue to the start of transmission
+    on the bottleneck device (PhyTxBegin), which includes the wait in the
+    one-packet device queue, as aqmlab's sojourn runs from arrival at the
+    queue to the start of transmission; averaged over packets whose
+    transmission starts in the window;
+  - wall time of Simulator::Run() alone, and Simulator::GetEventCount().
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+
+SEGMENT_BYTES = 1460  # TCP payload per segment (aqmlab packet_size)
+UDP_FRAME_BYTES = 573  # CBR packet on the wire (aqmlab size)
+# UDP payload so that payload + 8 (UDP) + 20 (IPv4) + 2 (PPP) = 573 B on the wire
+UDP_PAYLOAD_BYTES = UDP_FRAME_BYTES - 8 - 20 - 2
+CBR_RATE_BPS = 250_000
+ACCESS_DELAYS_MS = [10, 20, 30, 40]
+BIG_QUEUE = "1000000p"
+
+PROBE_CPP = r"""
+#include <cstring>
+#include <deque>
+#include <utility>
+#include <vector>
+
+namespace aqmbench
+{
+using namespace ns3;
+
+// Counters of the bottleneck queue over the window [t0, t1] (ns).
+struct Bottleneck
+{
+    int64_t t0 = 0, t1 = 0;
+    uint64_t arrivals = 0, departures = 0, drops = 0;
+    uint64_t dropsEarly = 0, dropsForced = 0, dropsOverflow = 0, dropsOther = 0;
+    uint64_t udpArrivals = 0, udpDrops = 0;
+    uint64_t txBytes = 0, mismatches = 0;
+    double qdelaySumS = 0.0;
+    // (uid, enqueue time in ns) of the packets in the qdisc and the device
+    // queue, in FIFO order: both disciplines serve in arrival order.
+    std::deque<std::pair<uint64_t, int64_t>> queued;
+
+    bool In(int64_t t) const { return t >= t0 && t <= t1; }
+
+    static bool IsUdp(Ptr<const QueueDiscItem> item)
+    {
+        Ptr<const Ipv4QueueDiscItem> ip = DynamicCast<const Ipv4QueueDiscItem>(item);
+        return ip && ip->GetHeader().GetProtocol() == 17;
+    }
+
+    void OnEnqueue(Ptr<const QueueDiscItem> item)
+    {
+        int64_t now = Simulator::Now().GetNanoSeconds();
+        queued.emplace_back(item->GetPacket()->GetUid(), now);
+        if (In(now))
+        {
+            arrivals++;
+            if (IsUdp(item))
+                udpArrivals++;
+        }
+    }
+
+    void OnDrop(Ptr<const QueueDiscItem> item, const char* reason)
+    {
+        int64_t now = Simulator::Now().GetNanoSeconds();
+        if (!In(now))
+            return;
+        arrivals++;
+        drops++;
+        if (std::strcmp(reason, "Unforced drop") == 0)
+            dropsEarly++;
+        else if (std::strcmp(reason, "Forced drop") == 0)
+            dropsForced++;
+        else if (std::strcmp(reason, "Queue disc limit exceeded") == 0 ||
+                 std::strcmp(reason, "Dropped by internal queue") == 0)
+            dropsOverflow++;
+        else
+            dropsOther++;
+        if (IsUdp(item))
+        {
+            udpArrivals++;
+            udpDrops++;
+        }
+    }
+
+    void OnTxBegin(Ptr<const Packet> p)
+    {
+        int64_t now = Simulator::Now().GetNanoSeconds();
+        if (queued.empty() || queued.front().first != p->GetUid())
+        {
+            mismatches++;
+            return;
+        }
+        int64_t t = queued.front().second;
+        queued.pop_front();
+        if (In(now))
+        {
+            departures++;
+            txBytes += p->GetSize();
+            qdelaySumS += (now - t) * 1e-9;
+        }
+    }
+
+    void Connect(Ptr<QueueDisc> q, Ptr<NetDevice> dev)
+    {
+        q->TraceConnectWithoutContext("Enqueue", MakeCallback(&Bottleneck::OnEnqueue, this));
+        q->TraceConnectWithoutContext("DropBeforeEnqueue", MakeCallback(&Bottleneck::OnDrop, this));
+        dev->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&Bottleneck::OnTxBegin, this));
+    }
+};
+
+// Bytes received by the TCP sinks at the start and the end of the window.
+struct Goodput
+{
+    std::vector<Ptr<PacketSink>> sinks;
+    uint64_t rx0 = 0, rx1 = 0;
+
+    void Add(Ptr<Application> app) { sinks.push_back(DynamicCast<PacketSink>(app)); }
+
+    uint64_t Total() const
+    {
+        uint64_t sum = 0;
+        for (const auto& s : sinks)
+            sum += s->GetTotalRx();
+        return sum;
+    }
+
+    void Schedule(Time t0, Time t1)
+    {
+        Simulator::Schedule(t0, [this]() { rx0 = Total(); });
+        Simulator::Schedule(t1, [this]() { rx1 = Total(); });
+    }
+};
+} // namespace aqmbench
+"""
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--flows", type=int, default=64, help="number of TCP NewReno bulk flows")
+    ap.add_argument("--tcp", choices=["sack", "newreno"], default="sack",
+                    help="sack: NewReno congestion control with SACK loss recovery (RFC 6675), as"
+                         " aqmlab's variant sack; newreno: SACK off (RFC 6582), as aqmlab's newreno")
+    ap.add_argument("--qdisc", choices=["droptail", "red"], default="red")
+    ap.add_argument("--seed", type=int, default=1, help="ns-3 run number and start-time seed")
+    ap.add_argument("--duration", type=float, default=100.0, help="simulated seconds")
+    ap.add_argument("--warmup", type=float, default=20.0, help="seconds discarded before measuring")
+    return ap.parse_args(argv)
+
+
+def configure_defaults(ns, sack: bool) -> None:
+    """Attribute defaults that make ns-3's TCP and queues match aqmlab's."""
+    sd = ns.Config.SetDefault
+    # NewReno congestion control, classic recovery (cwnd = ssthresh, sending
+    # while the pipe is below it with SACK), not PRR; no timestamps.
+    sd("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpNewReno"))
+    sd("ns3::TcpL4Protocol::RecoveryType", ns.StringValue("ns3::TcpClassicRecovery"))
+    sd("ns3::TcpSocketBase::Sack", ns.BooleanValue(sack))
+    sd("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
+    sd("ns3::TcpSocketBase::WindowScaling", ns.BooleanValue(True))
+    sd("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(True))
+    sd("ns3::TcpSocketBase::ReTxThreshold", ns.UintegerValue(3))
+    # RTO: floor 200 ms, 10 ms clock as ns-2's tick (ns-3 caps at 60 s itself).
+    sd("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MilliSeconds(200)))
+    sd("ns3::TcpSocketBase::ClockGranularity", ns.TimeValue(ns.MilliSeconds(10)))
+    sd("ns3::TcpSocket::ConnTimeout", ns.TimeValue(ns.Seconds(3)))
+    sd("ns3::TcpSocket::SegmentSize", ns.UintegerValue(SEGMENT_BYTES))
+    sd("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(2))
+    sd("ns3::TcpSocket::DelAckCount", ns.UintegerValue(2))
+    sd("ns3::TcpSocket::DelAckTimeout", ns.TimeValue(ns.MilliSeconds(100)))
+    sd("ns3::TcpSocket::TcpNoDelay", ns.BooleanValue(True))
+    # Windows far above what the path holds (about 430 packets in flight and
+    # queued, in all), as aqmlab's rwnd of 10000 packets: never the limit.
+    sd("ns3::TcpSocket::SndBufSize", ns.UintegerValue(2 * 1024 * 1024))
+    sd("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(2 * 1024 * 1024))
+    # ns-3 gives up a connection after 6 retransmissions; aqmlab never does.
+    sd("ns3::TcpSocket::DataRetries", ns.UintegerValue(1_000_000))
+    sd("ns3::TcpSocket::ConnCount", ns.UintegerValue(1_000_000))
+    # One packet in each device queue: the qdisc above does the queueing.
+    sd("ns3::DropTailQueue<Packet>::MaxSize", ns.StringValue("1p"))
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    if not 0 <= args.warmup < args.duration:
+        sys.exit("dumbbell.py: need 0 <= warmup < duration")
+    t_setup = time.perf_counter()
+    from ns import ns
+    import cppyy
+
+    cppyy.cppdef(PROBE_CPP)
+    probe = cppyy.gbl.aqmbench
+
+    ns.RngSeedManager.SetSeed(1)
+    ns.RngSeedManager.SetRun(args.seed)
+    configure_defaults(ns, args.tcp == "sack")
+
+    senders, routers, receivers = ns.NodeContainer(), ns.NodeContainer(), ns.NodeContainer()
+    senders.Create(4)
+    routers.Create(2)
+    receivers.Create(4)
+    r1, r2 = routers.Get(0), routers.Get(1)
+
+    def link(a, b, rate: str, delay: str):
+        p2p = ns.PointToPointHelper()
+        p2p.SetDeviceAttribute("DataRate", ns.StringValue(rate))
+        p2p.SetChannelAttribute("Delay", ns.StringValue(delay))
+        return p2p.Install(a, b)
+
+    access = [link(senders.Get(i), r1, "100Mbps", f"{d}ms") for i, d in enumerate(ACCESS_DELAYS_MS)]
+    bottleneck = link(r1, r2, "10Mbps", "50ms")
+    egress = [link(r2, receivers.Get(i), "100Mbps", "0.1ms") for i in range(4)]
+
+    stack = ns.InternetStackHelper()
+    for c in (senders, routers, receivers):
+        stack.Install(c)
+
+    # Queue discs, installed before the addresses so that ns-3 installs no
+    # default (FqCoDel) on any device.
+    big = ns.TrafficControlHelper()
+    big.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", ns.StringValue(BIG_QUEUE))
+    bn = ns.TrafficControlHelper()
+    if args.qdisc == "droptail":
+        bn.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", ns.StringValue("299p"))
+    else:
+        bn.SetRootQueueDisc(
+            "ns3::RedQueueDisc",
+            "MaxSize", ns.StringValue("299p"),
+            "MinTh", ns.DoubleValue(44),
+            "MaxTh", ns.DoubleValue(194),
+            "LInterm", ns.DoubleValue(10),  # max_p = 1 / LInterm = 0.1
+            "QW", ns.DoubleValue(0.002),
+            "Gentle", ns.BooleanValue(False),
+            "Wait", ns.BooleanValue(False),
+            "Ns1Compat", ns.BooleanValue(True),  # count reset on forced drops, as ns-2 and aqmlab
+            "MeanPktSize", ns.UintegerValue(500),  # for the idle decay, as aqmlab's mean_pktsize
+            "LinkBandwidth", ns.StringValue("10Mbps"),
+            "LinkDelay", ns.StringValue("50ms"),
+            "UseEcn", ns.BooleanValue(False),
+        )
+    qdiscs = bn.Install(bottleneck.Get(0))
+    big.Install(bottleneck.Get(1))
+    for devs in access + egress:
+        big.Install(devs)
+
+    addr = ns.Ipv4AddressHelper()
+    ifaces_rx = []
+    for i, devs in enumerate(access):
+        addr.SetBase(ns.Ipv4Address(f"10.1.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
+        addr.Assign(devs)
+    addr.SetBase(ns.Ipv4Address("10.2.0.0"), ns.Ipv4Mask("255.255.255.0"))
+    addr.Assign(bottleneck)
+    for i, devs in enumerate(egress):
+        addr.SetBase(ns.Ipv4Address(f"10.3.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
+        ifaces_rx.append(addr.Assign(devs))
+    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+    rx_addr = [ifaces_rx[i].GetAddress(1) for i in range(4)]
+
+    # Applications. Flow j runs from s(j mod 4) to d(j mod 4), as aqmlab's dumbbell.
+    rng = random.Random(args.seed)
+    goodput = probe.Goodput()
+    tcp_port, udp_port = 5000, 6000
+    for i in range(4):
+        sink = ns.PacketSinkHelper(
+            "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), tcp_port).ConvertTo())
+        apps = sink.Install(receivers.Get(i))
+        apps.Start(ns.Seconds(0))
+        goodput.Add(apps.Get(0))
+        server = ns.UdpServerHelper(udp_port)
+        server.Install(receivers.Get(i)).Start(ns.Seconds(0))
+    for j in range(args.flows):
+        bulk = ns.BulkSendHelper(
+            "ns3::TcpSocketFactory", ns.InetSocketAddress(rx_addr[j % 4], tcp_port).ConvertTo())
+        bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
+        bulk.SetAttribute("SendSize", ns.UintegerValue(SEGMENT_BYTES))
+        bulk.Install(senders.Get(j % 4)).Start(ns.Seconds(rng.uniform(0.0, 10.0)))
+    interval_s = UDP_FRAME_BYTES * 8 / CBR_RATE_BPS
+    for j in range(4):
+        cbr = ns.UdpClientHelper(rx_addr[j].ConvertTo(), udp_port)
+        cbr.SetAttribute("MaxPackets", ns.UintegerValue(0))
+        cbr.SetAttribute("Interval", ns.TimeValue(ns.NanoSeconds(round(interval_s * 1e9))))
+        cbr.SetAttribute("PacketSize", ns.UintegerValue(UDP_PAYLOAD_BYTES))
+        cbr.Install(senders.Get(j)).Start(ns.Seconds(rng.uniform(0.0, 1.0)))
+
+    bneck = probe.Bottleneck()
+    bneck.t0 = round(args.warmup * 1e9)
+    bneck.t1 = round(args.duration * 1e9)
+    bneck.Connect(qdiscs.Get(0), bottleneck.Get(0))
+    goodput.Schedule(ns.Seconds(args.warmup), ns.Seconds(args.duration))
+    ns.Simulator.Stop(ns.Seconds(args.duration))
+    setup_s = time.perf_counter() - t_setup
+
+    t0 = time.perf_counter()
+    ns.Simulator.Run()
+    wall_s = time.perf_counter() - t0
+    events = int(ns.Simulator.GetEventCount())
+
+    # Drops anywhere but the bottleneck qdisc, over the whole run (expected 0).
+    other_drops = 0
+    for c in (senders, routers, receivers):
+        for k in range(c.GetN()):
+            node = c.Get(k)
+            tc = node.GetObject[ns.TrafficControlLayer]()
+            for d in range(node.GetNDevices()):
+                q = tc.GetRootQueueDiscOnDevice(node.GetDevice(d))
+                if q and not (node.GetId() == r1.GetId() and d == bottleneck.Get(0).GetIfIndex()):
+                    other_drops += int(q.GetStats().nTotalDroppedPackets)
+
+    window = args.duration - args.warmup
+    out = {
+        "simulator": "ns-3",
+        "ns3_version": ns3_version(),
+        "flows": args.flows,
+        "qdisc": args.qdisc,
+        "tcp": args.tcp,
+        "seed": args.seed,
+        "duration_s": args.duration,
+        "warmup_s": args.warmup,
+        "wall_s": wall_s,
+        "setup_s": setup_s,
+        "events": events,
+        "goodput_bps": (goodput.rx1 - goodput.rx0) * 8 / window,
+        "arrivals": int(bneck.arrivals),
+        "departures": int(bneck.departures),
+        "drops": int(bneck.drops),
+        "drops_early": int(bneck.dropsEarly),
+        "drops_forced": int(bneck.dropsForced),
+        "drops_overflow": int(bneck.dropsOverflow),
+        "drops_other": int(bneck.dropsOther),
+        "loss_rate": bneck.drops / bneck.arrivals if bneck.arrivals else None,
+        "udp_arrivals": int(bneck.udpArrivals),
+        "udp_drops": int(bneck.udpDrops),
+        "udp_loss": bneck.udpDrops / bneck.udpArrivals if bneck.udpArrivals else None,
+        "qdelay_mean_s": bneck.qdelaySumS / bneck.departures if bneck.departures else None,
+        "utilization": bneck.txBytes * 8 / 10e6 / window,
+        "other_drops": other_drops,
+        "trace_mismatches": int(bneck.mismatches),
+    }
+    ns.Simulator.Destroy()
+    print(json.dumps(out))
+
+
+def ns3_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ns3")
+    except PackageNotFoundError:
+        return None
+
+
+if __name__ == "__main__":
+    main()
