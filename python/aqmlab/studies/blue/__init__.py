@@ -124,7 +124,7 @@ class Blue(Study):
     source = ("W. Feng, D. D. Kandlur, D. Saha, K. G. Shin, \"BLUE: A New Class of Active Queue Management "
               "Algorithms\", U. Michigan CSE-TR-387-99, 1999; \"The BLUE Active Queue Management Algorithms\", "
               "IEEE/ACM Transactions on Networking 10(4), 2002.")
-    runtime = {"smoke": "15 s", "quick": "4.5 min", "full": "~40 min"}
+    runtime = {"smoke": "10 s", "quick": "1.7 min", "full": "~15 min"}
 
     # Experiments -----------------------------------------------------------
 
@@ -166,11 +166,10 @@ class Blue(Study):
             f"ECN echo at cwnd = 1; D3 repeats both with TCP that waits for its retransmission timer instead. "
             f"Measurement window {sc['warmup_s']} s to {sc['duration_s']} s; {sc['replications']} replications per "
             f"point; intervals are Student-t 95% confidence intervals over replications.",
-            "As in ns-2.35, the first data packet of each connection negotiates ECN and is not ECN-capable, so a "
-            "queue that marks with a probability near 1 drops it and the connection waits for its retransmission "
-            "timer (3 s, doubling). Connections caught this way carry no load; the tables give their share as "
-            "stalled_flows, which must be read next to the loss rates: a scheme that stalls more connections "
-            "faces less offered load.")
+            "A connection whose packets are dropped while its window is 1 waits for its retransmission timer "
+            "(3 s before its first round-trip sample, doubling), and carries no load meanwhile; the tables give "
+            "the share of connections that delivered nothing in the window as stalled_flows, which must be read "
+            "next to the loss rates: a scheme that stalls more connections faces less offered load.")
         for mode, part in (("ignore", "D1"), ("timeout", "D3")):
             self._onoff(report, sc, mode, part)
         for mode, part in (("ignore", "D2"), ("timeout", "D3")):

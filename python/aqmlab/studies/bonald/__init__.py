@@ -126,7 +126,7 @@ class Bonald(Study):
     title = "Study B: analytic evaluation of RED vs Tail Drop, open and closed loop"
     source = ("T. Bonald, M. May, J.-C. Bolot, \"Analytic evaluation of RED performance\", IEEE INFOCOM 2000. "
               "Markov chains of Tail Drop and RED (aqmlab.models.bonald) overlaid on simulations.")
-    runtime = {"smoke": "8 s", "quick": "2.5 min", "full": "~15 min"}
+    runtime = {"smoke": "8 s", "quick": "46 s", "full": "~5 min"}
 
     # Experiments ---------------------------------------------------------------
 
