@@ -73,6 +73,17 @@ def _x_axis(df: pd.DataFrame, axes: list[str]) -> str | None:
     return varying[0] if varying else (axes[0] if axes else None)
 
 
+def save_figure(fig: Any, out: Path, name: str) -> str:
+    """Writes ``<name>.png`` and ``<name>.svg`` into `out` (each whole or not
+    at all), closes the figure and returns the PNG as base64, for a page
+    that embeds it."""
+    png, svg = out / f"{name}.png", out / f"{name}.svg"
+    write_atomic(png, lambda tmp: fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight"))
+    write_atomic(svg, lambda tmp: fig.savefig(tmp, format="svg", bbox_inches="tight"))
+    plt.close(fig)
+    return base64.b64encode(png.read_bytes()).decode("ascii")
+
+
 class _Figures:
     """Saves figures as PNG and SVG and keeps the PNGs for the page."""
 
@@ -81,12 +92,7 @@ class _Figures:
         self.items: list[dict[str, str]] = []
 
     def save(self, fig: Any, name: str, title: str) -> None:
-        png, svg = self.out / f"{name}.png", self.out / f"{name}.svg"
-        write_atomic(png, lambda tmp: fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight"))
-        write_atomic(svg, lambda tmp: fig.savefig(tmp, format="svg", bbox_inches="tight"))
-        plt.close(fig)
-        self.items.append({"name": name, "title": title,
-                           "png": base64.b64encode(png.read_bytes()).decode("ascii")})
+        self.items.append({"name": name, "title": title, "png": save_figure(fig, self.out, name)})
 
 
 def _slug(text: str) -> str:

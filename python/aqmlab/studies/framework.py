@@ -22,7 +22,6 @@ on a :class:`StudyReport`.
 
 from __future__ import annotations
 
-import base64
 import html
 import json
 import math
@@ -31,21 +30,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import pandas as pd
+from jinja2 import Environment, FileSystemLoader, PackageLoader, StrictUndefined, select_autoescape
 
-matplotlib.use("Agg")
-matplotlib.rcParams["svg.fonttype"] = "none"
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-from jinja2 import Environment, FileSystemLoader, PackageLoader, StrictUndefined, select_autoescape  # noqa: E402
-
-from aqmlab import _engine  # noqa: E402
-from aqmlab.exceptions import AqmlabError  # noqa: E402
-from aqmlab.experiment import Experiment  # noqa: E402
-from aqmlab.files import write_atomic  # noqa: E402
-from aqmlab.stats import summarize  # noqa: E402
-from aqmlab.store import Store  # noqa: E402
-from aqmlab.sweep import execute  # noqa: E402
+from aqmlab import _engine
+from aqmlab.exceptions import AqmlabError
+from aqmlab.experiment import Experiment
+from aqmlab.files import write_atomic
+from aqmlab.report import save_figure  # also sets the Agg backend and SVG text
+from aqmlab.stats import summarize
+from aqmlab.store import Store
+from aqmlab.sweep import execute
 
 SCALES = ("smoke", "quick", "full")
 SCALE_TEXT = {
@@ -134,32 +129,29 @@ class StudyReport:
     def __init__(self, study: Study, scale: str, out: Path, store: Store, experiments: dict[str, Experiment]):
         self.study, self.scale, self.out, self.store, self.experiments = study, scale, out, store, experiments
         self.sections: list[_Section] = [_Section("")]
-        self.files: list[str] = []
 
     # Reading results ----------------------------------------------------------
+
+    def _keys(self, experiment: str) -> list[str]:
+        """The keys of the runs of `experiment`'s latest sweep."""
+        return list(self.store.experiment_keys().get(experiment, ()))
 
     def runs(self, experiment: str) -> pd.DataFrame:
         """The current ok runs of `experiment`: one row per run with columns
         point, replication, seed, one column per swept key path (its label),
         and ``summary`` (the run's summary as a dict)."""
-        keys = list(self.store.experiment_keys().get(experiment, ()))
         rows = self.store.db.execute(
             "SELECT point, replication, seed, labels, summary FROM runs WHERE status = 'ok' AND key IN "
-            "(SELECT unnest(?)) ORDER BY point, replication", [keys]).fetchall()
+            "(SELECT unnest(?)) ORDER BY point, replication", [self._keys(experiment)]).fetchall()
         return pd.DataFrame([{"point": p, "replication": r, "seed": s, **json.loads(labels),
                               "summary": json.loads(summary)} for p, r, s, labels, summary in rows])
 
     def series(self, experiment: str, point: int, replication: int = 0) -> pd.DataFrame | None:
         """The time series of one run, if it traced."""
-        keys = list(self.store.experiment_keys().get(experiment, ()))
         row = self.store.db.execute("SELECT key FROM runs WHERE status = 'ok' AND point = ? AND replication = ? "
-                                    "AND key IN (SELECT unnest(?))", [point, replication, keys]).fetchone()
+                                    "AND key IN (SELECT unnest(?))", [point, replication, self._keys(experiment)]
+                                    ).fetchone()
         return None if row is None else self.store.series(row[0])
-
-    def failed(self, experiment: str) -> int:
-        keys = list(self.store.experiment_keys().get(experiment, ()))
-        return self.store.db.execute("SELECT count(*) FROM runs WHERE status = 'failed' AND key IN "
-                                     "(SELECT unnest(?))", [keys]).fetchone()[0]
 
     # Writing the report ----------------------------------------------------------
 
@@ -174,19 +166,13 @@ class StudyReport:
         """Writes ``<name>.csv`` and shows the table."""
         path = self.out / f"{name}.csv"
         write_atomic(path, lambda tmp: df.to_csv(tmp, index=False, float_format="%.6g"))
-        self.files.append(path.name)
         shown = df.to_html(index=False, float_format=lambda v: f"{v:.5g}", classes="results", border=0, na_rep="-")
         self.sections[-1].items.append({"kind": "table", "name": name, "caption": caption, "html": shown})
 
     def figure(self, name: str, fig: Any, caption: str) -> None:
         """Saves ``<name>.png`` and ``<name>.svg`` and shows the figure."""
-        png, svg = self.out / f"{name}.png", self.out / f"{name}.svg"
-        write_atomic(png, lambda tmp: fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight"))
-        write_atomic(svg, lambda tmp: fig.savefig(tmp, format="svg", bbox_inches="tight"))
-        plt.close(fig)
-        self.files += [png.name, svg.name]
-        self.sections[-1].items.append({"kind": "figure", "name": name, "caption": caption,
-                                        "png": base64.b64encode(png.read_bytes()).decode("ascii")})
+        png = save_figure(fig, self.out, name)
+        self.sections[-1].items.append({"kind": "figure", "name": name, "caption": caption, "png": png})
 
 
 def mean_ci(values: Any, level: float = 0.95) -> dict[str, float]:
@@ -195,6 +181,15 @@ def mean_ci(values: Any, level: float = 0.95) -> dict[str, float]:
     s = summarize(values, level)
     tag = f"ci{round(100 * level)}"
     return {"mean": s.mean, f"{tag}_low": s.low, f"{tag}_high": s.high, "n": s.n}
+
+
+def ci_columns(values: Any, name: str, prefix: bool = True) -> dict[str, float]:
+    """``name``: the mean of replication values (None and NaN left out),
+    with its 95% interval as ``<name>_ci95_low``/``_high``, or as plain
+    ``ci95_low``/``ci95_high`` with ``prefix=False`` (a table of one metric)."""
+    m = mean_ci(values)
+    p = f"{name}_" if prefix else ""
+    return {name: m["mean"], f"{p}ci95_low": m["ci95_low"], f"{p}ci95_high": m["ci95_high"]}
 
 
 def summary_table(runs: pd.DataFrame, by: list[str], metrics: dict[str, Callable[[dict[str, Any]], float | None]],
@@ -211,10 +206,7 @@ def summary_table(runs: pd.DataFrame, by: list[str], metrics: dict[str, Callable
         for col, k in zip(by, keys):
             row[col] = (rename or {}).get(col, {}).get(k, k)
         for name, fn in metrics.items():
-            m = mean_ci([fn(s) for s in group["summary"]])
-            prefix = "" if len(metrics) == 1 else f"{name}_"
-            row[name] = m["mean"]
-            row[f"{prefix}ci95_low"], row[f"{prefix}ci95_high"] = m["ci95_low"], m["ci95_high"]
+            row |= ci_columns([fn(s) for s in group["summary"]], name, prefix=len(metrics) > 1)
         row["n"] = len(group)
         rows.append(row)
     return pd.DataFrame(rows)

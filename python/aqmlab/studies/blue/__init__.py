@@ -32,7 +32,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from aqmlab.studies.framework import Study, StudyReport, errorbar_plot, mean_ci, register
+from aqmlab.studies.framework import Study, StudyReport, ci_columns, errorbar_plot, register
 
 # The configurations of the paper (studies.md D).
 RED_W_Q = {"R1": 0.0002, "R2": 0.002, "R3": 0.02, "R4": 0.2}
@@ -189,9 +189,7 @@ class Blue(Study):
                 for metric, fn in (("loss_rate", _loss), ("utilization", _util),
                                    ("qlen_mean_pkts", lambda s: s["queues"]["bottleneck"]["qlen_mean_pkts"]),
                                    ("stalled_flows", _stalled)):
-                    m = mean_ci([fn(s) for s in summaries])
-                    row[metric], row[f"{metric}_ci95_low"], row[f"{metric}_ci95_high"] = (
-                        m["mean"], m["ci95_low"], m["ci95_high"])
+                    row |= ci_columns([fn(s) for s in summaries], metric)
                 row["n"] = len(summaries)
                 rows.append(row)
         df = pd.DataFrame(rows)
@@ -278,9 +276,7 @@ class Blue(Study):
             for metric, fn in (("loss_rate", _loss), ("utilization", _util),
                                ("qlen_mean_pkts", lambda s: s["queues"]["bottleneck"]["qlen_mean_pkts"]),
                                ("stalled_flows", _stalled)):
-                m = mean_ci([fn(s) for s in g["summary"]])
-                row[metric], row[f"{metric}_ci95_low"], row[f"{metric}_ci95_high"] = (
-                    m["mean"], m["ci95_low"], m["ci95_high"])
+                row |= ci_columns([fn(s) for s in g["summary"]], metric)
             row["n"] = len(g)
             rows.append(row)
         table = pd.DataFrame(rows)

@@ -26,7 +26,7 @@ import pandas as pd
 
 from aqmlab import models
 from aqmlab.models.plots import model_curve
-from aqmlab.studies.framework import Study, StudyReport, errorbar_plot, mean_ci, register
+from aqmlab.studies.framework import Study, StudyReport, ci_columns, errorbar_plot, register
 
 # Every number that changes with the scale. Open loop: one run per point and
 # replication; "trace" samples the backlog for the queue-size histograms.
@@ -203,12 +203,6 @@ def _closed_schemes(buffer: int, with_buffer: bool = False) -> list[dict[str, An
 # Helpers ---------------------------------------------------------------------
 
 
-def _ci_row(values: list[float | None], name: str, prefix: bool = True) -> dict[str, float]:
-    m = mean_ci(values)
-    p = f"{name}_" if prefix else ""
-    return {name: m["mean"], f"{p}ci95_low": m["ci95_low"], f"{p}ci95_high": m["ci95_high"]}
-
-
 def _reps_text(report: StudyReport, experiment: str) -> str:
     exp = report.experiments[experiment]
     return f"{exp.replications} replications per point, 95% confidence intervals"
@@ -275,7 +269,7 @@ def _b1(report: StudyReport) -> None:
         B, rho = int(batch), float(load)
         red = EX1 if scheme == "RED ex1" else None
         rows.append({"scheme": scheme, "B": B, "load": rho,
-                     **_ci_row([s["queues"]["q"]["loss_rate"] for s in g["summary"]], "loss_rate", prefix=False),
+                     **ci_columns([s["queues"]["q"]["loss_rate"] for s in g["summary"]], "loss_rate", prefix=False),
                      "n": len(g), "model": float(models.drop_probability(rho, K, B, red, **CONV)),
                      "model_sequential": sequential_batch_drop(rho, B, red)})
     df = pd.DataFrame(rows)
@@ -374,7 +368,7 @@ def _b2_frame(report: StudyReport, experiment: str, pareto: bool) -> pd.DataFram
             vals = [s["traffic"][stream]["loss_rate"] for s in g["summary"]]
             rows.append({"bursts": "Pareto" if pareto else "Poisson", "scheme": scheme, "stream": stream,
                          "load": round(rho, 6), "bursty_fraction": round(frac, 6),
-                         **_ci_row(vals, "loss_rate", prefix=False), "n": len(g), "model": float(model)})
+                         **ci_columns(vals, "loss_rate", prefix=False), "n": len(g), "model": float(model)})
     return pd.DataFrame(rows)
 
 
@@ -485,8 +479,8 @@ def _b3(report: StudyReport) -> None:
     for scheme, g in runs.groupby(qcol, sort=False):
         cl = [s["queues"]["q"]["consecutive_loss"] for s in g["summary"]]
         model, approx = chains.get(scheme, (None, None))
-        rows.append({"scheme": scheme, **_ci_row([c["mean"] for c in cl], "consecutive_loss_mean"),
-                     **_ci_row([c["var"] for c in cl], "consecutive_loss_var"), "n": len(g),
+        rows.append({"scheme": scheme, **ci_columns([c["mean"] for c in cl], "consecutive_loss_mean"),
+                     **ci_columns([c["var"] for c in cl], "consecutive_loss_var"), "n": len(g),
                      "model_mean": model.mean if model else math.nan, "model_var": model.var if model else math.nan,
                      "approx2_mean": approx.mean if approx else math.nan,
                      "approx2_var": approx.var if approx else math.nan})
@@ -597,10 +591,10 @@ def _b4(report: StudyReport) -> None:
         x = np.arange(LIMIT + 1)
         wm = float(x @ w) if w is not None else math.nan
         wv = float(((x - wm) ** 2) @ w) if w is not None else math.nan
-        rows.append({"scheme": scheme, **_ci_row([v["qlen_mean_pkts"] for v in qs], "qlen_mean_pkts"),
-                     **_ci_row([v["qlen_var_pkts"] for v in qs], "qlen_var_pkts"),
-                     **_ci_row([v["qlen_mean_pkts"] + v["utilization"] for v in qs], "system_mean_pkts"),
-                     **_ci_row([v["qdelay_mean_s"] for v in qs], "qdelay_mean_s"),
+        rows.append({"scheme": scheme, **ci_columns([v["qlen_mean_pkts"] for v in qs], "qlen_mean_pkts"),
+                     **ci_columns([v["qlen_var_pkts"] for v in qs], "qlen_var_pkts"),
+                     **ci_columns([v["qlen_mean_pkts"] + v["utilization"] for v in qs], "system_mean_pkts"),
+                     **ci_columns([v["qdelay_mean_s"] for v in qs], "qdelay_mean_s"),
                      "n": len(g), "model_mean": wm, "model_var": wv,
                      "model_system_mean": q.mean if q is not None else math.nan,
                      "model_qdelay_s": q.wait_mean / MU if q is not None else math.nan})
@@ -684,8 +678,8 @@ def _b57(report: StudyReport) -> None:
         m = [_closed_metrics(s) for s in g["summary"]]
         for traffic, key in (("TCP", "tcp_loss"), ("UDP", "udp_loss")):
             row = {"scheme": scheme, "flows": int(n), "traffic": traffic,
-                   **_ci_row([x[key] for x in m], "loss_rate")}
-            row.update(_ci_row([x["goodput"] for x in m], "goodput_bps") if traffic == "TCP" else
+                   **ci_columns([x[key] for x in m], "loss_rate")}
+            row.update(ci_columns([x["goodput"] for x in m], "goodput_bps") if traffic == "TCP" else
                        {"goodput_bps": math.nan, "goodput_bps_ci95_low": math.nan, "goodput_bps_ci95_high": math.nan})
             row["n"] = len(g)
             rows.append(row)
@@ -755,10 +749,10 @@ def _b6(report: StudyReport) -> None:
         scheme, buffer = label.split()
         qs = [s["queues"]["bottleneck"] for s in g["summary"]]
         rows.append({"scheme": scheme, "buffer_pkts": int(buffer),
-                     **_ci_row([q["qdelay_mean_s"] for q in qs], "qdelay_mean_s"),
-                     **_ci_row([q["qdelay_std_s"] for q in qs], "qdelay_std_s"),
-                     **_ci_row([q["loss_rate"] for q in qs], "loss_rate"),
-                     **_ci_row([s["traffic"]["tcp"]["goodput_bps"] for s in g["summary"]], "goodput_bps"),
+                     **ci_columns([q["qdelay_mean_s"] for q in qs], "qdelay_mean_s"),
+                     **ci_columns([q["qdelay_std_s"] for q in qs], "qdelay_std_s"),
+                     **ci_columns([q["loss_rate"] for q in qs], "loss_rate"),
+                     **ci_columns([s["traffic"]["tcp"]["goodput_bps"] for s in g["summary"]], "goodput_bps"),
                      "n": len(g)})
     df = pd.DataFrame(rows)
     report.table("b6_queueing_delay", df,
@@ -803,9 +797,9 @@ def _b8(report: StudyReport) -> None:
     rows = []
     for n, g in runs.groupby(ncol, sort=False):
         qs = [s["queues"]["bottleneck"] for s in g["summary"]]
-        rows.append({"scheme": "RED", "flows": int(n), **_ci_row([q["qlen_mean_pkts"] for q in qs], "qlen_mean_pkts"),
-                     **_ci_row([q["qlen_var_pkts"] for q in qs], "qlen_var_pkts"),
-                     **_ci_row([q["loss_rate"] for q in qs], "loss_rate"), "n": len(g)})
+        rows.append({"scheme": "RED", "flows": int(n), **ci_columns([q["qlen_mean_pkts"] for q in qs], "qlen_mean_pkts"),
+                     **ci_columns([q["qlen_var_pkts"] for q in qs], "qlen_var_pkts"),
+                     **ci_columns([q["loss_rate"] for q in qs], "loss_rate"), "n": len(g)})
     df = pd.DataFrame(rows)
     report.table("b8_queue", df, f"B8: time-averaged queue, its variance and the loss rate against the number of "
                                  f"TCP flows; RED min_th {B8_RED['min_th']}, max_th {B8_RED['max_th']}, max_p 0.1, "

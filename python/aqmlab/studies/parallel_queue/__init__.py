@@ -29,7 +29,7 @@ import pandas as pd
 from aqmlab.exceptions import ModelError
 from aqmlab.models import jou
 from aqmlab.models.plots import lindley_map, model_curve
-from aqmlab.studies.framework import Study, StudyReport, errorbar_plot, mean_ci, register, summary_table
+from aqmlab.studies.framework import Study, StudyReport, ci_columns, errorbar_plot, mean_ci, register, summary_table
 
 # Everything that changes with the scale. Times in seconds.
 SCALES: dict[str, dict[str, Any]] = {
@@ -78,11 +78,6 @@ QDISC_AXIS = "topology.qdisc"
 C1_AXIS = "topology.qdisc.dynamic_thresholds"
 C3_P_AXIS, C3_SIZE_AXIS = "topology.qdisc.p", "traffic[0].size"
 C3_GAP_S = 2.0
-
-
-def _ci_row(prefix: str, values: list[float | None]) -> dict[str, float]:
-    m = mean_ci([v for v in values if v is not None and not math.isnan(v)])
-    return {prefix: m["mean"], f"{prefix}_ci95_low": m["ci95_low"], f"{prefix}_ci95_high": m["ci95_high"]}
 
 
 def _phase_windows(c1: dict[str, Any]) -> dict[int, list[tuple[float, float]]]:
@@ -168,14 +163,14 @@ class ParallelQueue(Study):
             q = [s["queues"]["bottleneck"] for s in sums]
             late = [[f for f in s["flows"] if f["group"] == "ftp_late"] for s in sums]
             row: dict[str, Any] = {"thresholds": label}
-            row |= _ci_row("loss_rate", [x["loss_rate"] for x in q])
+            row |= ci_columns([x["loss_rate"] for x in q], "loss_rate")
             for n, w in windows.items():
-                row |= _ci_row(f"loss_rate_n{n}", [_window_loss(t, w) for t in traces])
-            row |= _ci_row("qdelay_mean_s", [x["qdelay_mean_s"] for x in q])
-            row |= _ci_row("utilization", [x["utilization"] for x in q])
-            row |= _ci_row("goodput_bps", [s["traffic"]["ftp"]["goodput_bps"] / s["traffic"]["ftp"]["flows"] for s in sums])
-            row |= _ci_row("goodput_bps_late", [sum(f["delivered_bytes"] for f in fl) * 8 / on_s / len(fl) for fl in late])
-            row |= _ci_row("jain", [s["fairness"]["jain"] for s in sums])
+                row |= ci_columns([_window_loss(t, w) for t in traces], f"loss_rate_n{n}")
+            row |= ci_columns([x["qdelay_mean_s"] for x in q], "qdelay_mean_s")
+            row |= ci_columns([x["utilization"] for x in q], "utilization")
+            row |= ci_columns([s["traffic"]["ftp"]["goodput_bps"] / s["traffic"]["ftp"]["flows"] for s in sums], "goodput_bps")
+            row |= ci_columns([sum(f["delivered_bytes"] for f in fl) * 8 / on_s / len(fl) for fl in late], "goodput_bps_late")
+            row |= ci_columns([s["fairness"]["jain"] for s in sums], "jain")
             row["n"] = len(sums)
             rows.append(row)
             if label == "dynamic":

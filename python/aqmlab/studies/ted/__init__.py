@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from aqmlab import models
-from aqmlab.studies.framework import Study, StudyReport, mean_ci, register, summary_table
+from aqmlab.studies.framework import Study, StudyReport, ci_columns, mean_ci, register, summary_table
 
 # Scale-dependent numbers. Full: the paper's 120 s runs; its replication
 # count is not known, 10 is chosen.
@@ -286,13 +286,10 @@ class Ted(Study):
     def _goodput_table(flows: pd.DataFrame) -> pd.DataFrame:
         rows = []
         for (s, c), g in flows.groupby(["scheme", "connection"], sort=False):
-            gp, ng = mean_ci(g["goodput_bps"]), mean_ci(g["normalised_goodput"])
             first = g.iloc[0]
             rows.append({"scheme": s, "connection": c, "rtt_ms": first["rtt_ms"], "crosses_C": first["crosses_C"],
-                         "fair_goodput_bps": first["fair_goodput_bps"], "goodput_bps": gp["mean"],
-                         "goodput_bps_ci95_low": gp["ci95_low"], "goodput_bps_ci95_high": gp["ci95_high"],
-                         "normalised_goodput": ng["mean"], "normalised_goodput_ci95_low": ng["ci95_low"],
-                         "normalised_goodput_ci95_high": ng["ci95_high"], "n": gp["n"]})
+                         "fair_goodput_bps": first["fair_goodput_bps"], **ci_columns(g["goodput_bps"], "goodput_bps"),
+                         **ci_columns(g["normalised_goodput"], "normalised_goodput"), "n": len(g)})
         return pd.DataFrame(rows)
 
     def _e1(self, report: StudyReport, runs: pd.DataFrame, flows: pd.DataFrame, jain_runs: pd.DataFrame,
@@ -432,8 +429,7 @@ class Ted(Study):
             for name, vals in (("short_rtt_goodput_bps", sr), ("bottleneck_goodput_bps", bn),
                                ("jain", jain_runs.loc[jain_runs["scheme"] == s, "jain"]),
                                ("short_rtt_timeouts", to)):
-                m = mean_ci(vals)
-                row[name], row[f"{name}_ci95_low"], row[f"{name}_ci95_high"] = m["mean"], m["ci95_low"], m["ci95_high"]
+                row |= ci_columns(vals, name)
             row["n"] = len(sr)
             rows.append(row)
         table = pd.DataFrame(rows)
