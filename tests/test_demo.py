@@ -40,10 +40,12 @@ def test_demo_ends_with_the_path_of_its_report(demo) -> None:
 
 
 def test_demo_runs_again_from_its_store(demo) -> None:
-    out, _ = demo
+    out, first = demo
     res = run_cli("demo", "--out", str(out))
     assert res.returncode == 0
-    assert "0 done" in res.stderr or "already stored" in res.stderr
+    total = len(Experiment.load(DEMO).runs())
+    assert f"runs: 0 done, 0 failed, 0 remaining ({total} already stored)" in res.stderr
+    assert res.stdout == first  # the same table and report path from the stored runs
 
 
 @needs_chromium
