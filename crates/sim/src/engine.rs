@@ -1,9 +1,18 @@
-//! The event queue: a binary heap keyed by (time, insertion sequence).
+//! The event queue: events keyed by (time, insertion sequence).
 //!
 //! Events at the same instant fire in the order they were scheduled. Without
 //! the sequence number the heap would break ties by its internal layout,
 //! which depends on everything scheduled before; with it, a run is a pure
 //! function of its scenario and seed on every machine.
+//!
+//! The queue has two lanes, each a 4-ary min-heap, sharing one sequence
+//! counter; `pop` takes the smaller of the two heads, so the order is exactly
+//! the (time, sequence) order of one heap. The engine puts the frequent,
+//! short-lived link events (end of transmission, arrival at the far node:
+//! at most a few per link) in the small lane and everything else (timers,
+//! sources) in the other, so most pushes and pops work on a heap a few
+//! levels deep. A sequence number can also be reserved when an event becomes
+//! certain and used when it is scheduled later (see [`EventQueue::reserve`]).
 //!
 //! Timers are cancelled by generation: a component keeps a [`Timer`] whose
 //! generation moves on each time it is re-armed or cancelled, the scheduled
@@ -11,79 +20,166 @@
 //! recognised and ignored when it fires. This keeps the heap free of
 //! deletions.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
 use aqmlab_qdisc::Time;
 
-struct Entry<E> {
-    time: Time,
-    seq: u64,
-    event: E,
+/// (time, sequence) packed so that one integer comparison orders events.
+#[inline]
+fn key(time: Time, seq: u64) -> u128 {
+    ((time.0 as u128) << 64) | seq as u128
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
+/// A 4-ary min-heap on `u128` keys, keys and payloads in parallel vectors
+/// (comparisons read only the dense key array).
+struct Heap<E> {
+    keys: Vec<u128>,
+    items: Vec<E>,
+}
+
+impl<E: Copy> Heap<E> {
+    const D: usize = 4;
+
+    fn new() -> Self {
+        Heap {
+            keys: Vec::new(),
+            items: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn peek_key(&self) -> Option<u128> {
+        self.keys.first().copied()
+    }
+
+    /// Sifts the new entry up, moving parents down into the hole.
+    #[inline]
+    fn push(&mut self, k: u128, item: E) {
+        let mut i = self.keys.len();
+        self.keys.push(k);
+        self.items.push(item);
+        while i > 0 {
+            let parent = (i - 1) / Self::D;
+            if self.keys[parent] <= k {
+                break;
+            }
+            self.keys[i] = self.keys[parent];
+            self.items[i] = self.items[parent];
+            i = parent;
+        }
+        self.keys[i] = k;
+        self.items[i] = item;
+    }
+
+    /// Removes the root, then sifts the last entry down from it, moving the
+    /// smallest child up into the hole at each level.
+    #[inline]
+    fn pop(&mut self) -> Option<(u128, E)> {
+        let top = (*self.keys.first()?, self.items[0]);
+        let (k, item) = (self.keys.pop()?, self.items.pop()?);
+        let n = self.keys.len();
+        if n == 0 {
+            return Some(top);
+        }
+        let mut i = 0;
+        loop {
+            let first = Self::D * i + 1;
+            if first >= n {
+                break;
+            }
+            let last = (first + Self::D).min(n);
+            let mut c = first;
+            let mut ck = self.keys[first];
+            for j in first + 1..last {
+                if self.keys[j] < ck {
+                    c = j;
+                    ck = self.keys[j];
+                }
+            }
+            if ck >= k {
+                break;
+            }
+            self.keys[i] = ck;
+            self.items[i] = self.items[c];
+            i = c;
+        }
+        self.keys[i] = k;
+        self.items[i] = item;
+        Some(top)
     }
 }
 
-impl<E> Eq for Entry<E> {}
-
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl<E> Ord for Entry<E> {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest first.
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.seq).cmp(&(self.time, self.seq))
-    }
+/// Which heap an event goes to; see the module documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lane {
+    Link = 0,
+    Other = 1,
 }
 
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    lanes: [Heap<E>; 2],
     seq: u64,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue {
-            heap: BinaryHeap::new(),
+            lanes: [Heap::new(), Heap::new()],
             seq: 0,
         }
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Schedules `event` at `time` in the `Other` lane.
     #[inline]
     pub fn schedule(&mut self, time: Time, event: E) {
-        self.heap.push(Entry {
-            time,
-            seq: self.seq,
-            event,
-        });
+        self.schedule_in(Lane::Other, time, event);
+    }
+
+    #[inline]
+    pub fn schedule_in(&mut self, lane: Lane, time: Time, event: E) {
+        let seq = self.reserve();
+        self.lanes[lane as usize].push(key(time, seq), event);
+    }
+
+    /// Takes the next sequence number, for an event that will be scheduled
+    /// later with [`EventQueue::schedule_reserved`]. It then fires exactly
+    /// where it would have had it been scheduled now, provided it is
+    /// scheduled before anything later than it is popped.
+    #[inline]
+    pub fn reserve(&mut self) -> u64 {
+        let seq = self.seq;
         self.seq += 1;
+        seq
+    }
+
+    #[inline]
+    pub fn schedule_reserved(&mut self, lane: Lane, time: Time, seq: u64, event: E) {
+        debug_assert!(seq < self.seq, "a sequence number from reserve()");
+        self.lanes[lane as usize].push(key(time, seq), event);
     }
 
     /// The earliest event, ties in scheduling order.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        self.heap.pop().map(|e| (e.time, e.event))
+        let lane = match (self.lanes[0].peek_key(), self.lanes[1].peek_key()) {
+            (Some(a), Some(b)) => usize::from(b < a),
+            (Some(_), None) => 0,
+            (None, Some(_)) => 1,
+            (None, None) => return None,
+        };
+        self.lanes[lane].pop().map(|(k, e)| (Time((k >> 64) as u64), e))
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.lanes[0].keys.len() + self.lanes[1].keys.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 }
 
@@ -138,6 +234,66 @@ mod test {
         q.schedule(Time(4), 'e');
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['b', 'd', 'e', 'a', 'c']);
+    }
+
+    #[test]
+    fn test_lanes_and_reserved_sequence_numbers_keep_one_order() {
+        // Events with times from a narrow range (many ties), spread over
+        // both lanes, some scheduled late with a sequence number reserved
+        // earlier, against a reference: one ordered set of (time, seq).
+        let mut q = EventQueue::new();
+        let mut reference = std::collections::BTreeSet::new();
+        let mut state = 12345u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            state >> 33
+        };
+        let (mut held, mut now, mut pops) = (Vec::new(), 0u64, 0);
+        for i in 0..20_000u64 {
+            let t = now + next() % 40;
+            let seq = match next() % 3 {
+                0 => {
+                    q.schedule(Time(t), i);
+                    q.seq - 1
+                }
+                1 => {
+                    q.schedule_in(Lane::Link, Time(t), i);
+                    q.seq - 1
+                }
+                _ => {
+                    let seq = q.reserve();
+                    held.push((t, seq, i));
+                    seq
+                }
+            };
+            reference.insert((t, seq, i));
+            if next() % 3 == 0 {
+                for (t, seq, i) in held.drain(..) {
+                    q.schedule_reserved(Lane::Link, Time(t), seq, i);
+                }
+                for _ in 0..next() % 3 {
+                    let want = reference.pop_first().map(|(t, _, i)| (Time(t), i));
+                    let got = q.pop();
+                    assert_eq!(got, want);
+                    if let Some((t, _)) = got {
+                        now = t.0;
+                        pops += 1;
+                    }
+                }
+            }
+        }
+        for (t, seq, i) in held.drain(..) {
+            q.schedule_reserved(Lane::Link, Time(t), seq, i);
+        }
+        assert_eq!(q.len(), reference.len());
+        while let Some(got) = q.pop() {
+            assert_eq!(Some(got), reference.pop_first().map(|(t, _, i)| (Time(t), i)));
+            pops += 1;
+        }
+        assert!(reference.is_empty());
+        assert_eq!(pops, 20_000);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use aqmlab_qdisc::{tcp_flags, AnyQdisc, Duration, Ecn, Effects, Packet, PacketKi
 use serde_json::{json, Map, Value};
 
 use crate::app::UdpSource;
-use crate::engine::{EventQueue, Timer};
+use crate::engine::{EventQueue, Lane, Timer};
 use crate::monitor::{jain_index, num, ratio, FlowStats, QueueMonitor, RunningStats, Totals, Window};
 use crate::qdiscs::describe;
 use crate::scenario::{DelaySpec, Report, Scenario, SourceSpec};
@@ -220,7 +220,9 @@ struct Link {
     qdisc: AnyQdisc,
     busy: bool,
     tx: Packet,
-    in_flight: VecDeque<Packet>,
+    /// Packets propagating, oldest first, with their arrival time and the
+    /// sequence number reserved for their Arrive event.
+    in_flight: VecDeque<(Time, u64, Packet)>,
     mon: QueueMonitor,
     timer: Timer,
 }
@@ -1217,7 +1219,7 @@ impl<'s> Sim<'s> {
                 link.mon.mark(now);
             }
             let done = now + transmission_time(p.size_bytes, link.rate_bps);
-            self.events.schedule(done, Event::TxDone(l));
+            self.events.schedule_in(Lane::Link, done, Event::TxDone(l));
         }
         self.settle(l);
     }
@@ -1227,18 +1229,28 @@ impl<'s> Sim<'s> {
         let link = &mut self.links[l as usize];
         link.busy = false;
         link.mon.tx_end(now);
-        link.in_flight.push_back(link.tx);
-        self.events.schedule(now + link.delay, Event::Arrive(l));
+        // Only the oldest packet in flight has its Arrive event queued; the
+        // others keep the sequence number they would have been scheduled
+        // with, so the order of events is as if each had its own.
+        let at = now + link.delay;
+        let seq = self.events.reserve();
+        if link.in_flight.is_empty() {
+            self.events.schedule_reserved(Lane::Link, at, seq, Event::Arrive(l));
+        }
+        link.in_flight.push_back((at, seq, link.tx));
         self.start_tx(l);
         self.sync_timer(l);
     }
 
     fn arrive(&mut self, l: u32) {
         let link = &mut self.links[l as usize];
-        let pkt = link
+        let (_, _, pkt) = link
             .in_flight
             .pop_front()
             .expect("an Arrive event has a packet in flight");
+        if let Some(&(at, seq, _)) = link.in_flight.front() {
+            self.events.schedule_reserved(Lane::Link, at, seq, Event::Arrive(l));
+        }
         let node = link.to;
         if node == pkt.dst {
             self.deliver(pkt);
@@ -1341,7 +1353,7 @@ impl<'s> Sim<'s> {
             Some(at) => {
                 let generation = link.timer.arm(at);
                 self.events
-                    .schedule(at.max(self.now), Event::QdiscTimer { link: l, generation });
+                    .schedule_in(Lane::Link, at.max(self.now), Event::QdiscTimer { link: l, generation });
             }
             None => link.timer.cancel(),
         }
