@@ -5,7 +5,7 @@
 //! results bit-identical.
 //!
 //! ```text
-//! cargo run --release -p aqmlab-sim --example run_json -- SCENARIO.json [SEED [REPS]]
+//! cargo run --release -p aqmlab-sim --example run_json -- SCENARIO.json [SEED [REPS [OUT.json]]]
 //! ```
 
 use std::collections::hash_map::DefaultHasher;
@@ -30,6 +30,9 @@ fn main() {
         let mut json: serde_json::Value = serde_json::from_str(&sim.finish(secs).to_json()).expect("JSON output");
         // Everything but the wall-clock fields: equal checksums mean equal results.
         strip_wall(&mut json);
+        if let Some(out) = args.get(3) {
+            std::fs::write(out, serde_json::to_string_pretty(&json).expect("JSON")).expect("a writable OUT.json");
+        }
         let mut h = DefaultHasher::new();
         json.to_string().hash(&mut h);
         println!(

@@ -211,7 +211,6 @@ pub struct QueueMonitor {
     area: u128,
     area2: u128,
     busy_ns: u64,
-    tx_started: Time,
     runs: LossRuns,
     classes: Vec<ClassStats>,
     pub totals: Totals,
@@ -231,7 +230,6 @@ impl QueueMonitor {
             area: 0,
             area2: 0,
             busy_ns: 0,
-            tx_started: Time::ZERO,
             runs: LossRuns::default(),
             classes: vec![ClassStats::default(); n_classes],
             totals: Totals::default(),
@@ -279,22 +277,18 @@ impl QueueMonitor {
         }
     }
 
-    /// A packet leaves the queue to be transmitted.
+    /// A packet leaves the queue to be transmitted, until `tx_end`. The
+    /// link's busy time inside the window is counted here, in full.
     #[inline]
-    pub fn departure(&mut self, now: Time, class: u8, enqueued_at: Time) {
+    pub fn departure(&mut self, now: Time, class: u8, enqueued_at: Time, tx_end: Time) {
         self.totals.departures += 1;
-        self.tx_started = now;
+        self.busy_ns += self.window.overlap_ns(now, tx_end);
         if self.window.contains(now) {
             self.departures += 1;
             let s = (now - enqueued_at).as_secs_f64();
             self.sojourn.push(s);
             self.classes[class as usize].sojourn.push(s);
         }
-    }
-
-    #[inline]
-    pub fn tx_end(&mut self, now: Time) {
-        self.busy_ns += self.window.overlap_ns(self.tx_started, now);
     }
 
     /// The backlog is now `pkts`.
@@ -308,14 +302,10 @@ impl QueueMonitor {
         self.last_pkts = pkts as u64;
     }
 
-    /// Closes the integrals at the end of the run (`busy`: a transmission is
-    /// still under way).
-    pub fn finish(&mut self, end: Time, busy: bool) {
+    /// Closes the backlog integrals at the end of the run.
+    pub fn finish(&mut self, end: Time) {
         let q = self.last_pkts as u32;
         self.backlog(end, q);
-        if busy {
-            self.tx_end(end);
-        }
     }
 
     pub fn drops_total(&self) -> u64 {
@@ -463,7 +453,7 @@ mod test {
         let mut m = QueueMonitor::new(window(), 1);
         m.backlog(Time(10), 2);
         m.backlog(Time(60), 1);
-        m.finish(Time(100), false);
+        m.finish(Time(100));
         let s = m.summary(&["c".to_string()]);
         assert!((s["qlen_mean_pkts"].as_f64().unwrap() - 1.4).abs() < 1e-12);
         assert!((s["qlen_var_pkts"].as_f64().unwrap() - 0.44).abs() < 1e-12);
@@ -478,11 +468,10 @@ mod test {
         let mut m = QueueMonitor::new(w, 1);
         m.arrival(Time(10), 0, false, false);
         m.backlog(Time(10), 4);
-        m.departure(Time(40), 0, Time(10));
-        m.tx_end(Time(70));
+        m.departure(Time(40), 0, Time(10), Time(70));
         m.arrival(Time(60), 0, true, true);
         m.drop(Time(60), 0, DropReason::Overflow, false);
-        m.finish(Time(100), false);
+        m.finish(Time(100));
         let s = m.summary(&["c".to_string()]);
         assert_eq!(s["arrivals"], 1);
         assert_eq!(s["departures"], 0);

@@ -218,8 +218,20 @@ struct Link {
     rate_bps: u64,
     delay: Duration,
     qdisc: AnyQdisc,
+    /// The discipline is a plain FIFO (drop-tail), for which asking an
+    /// empty queue for a packet changes nothing: when it is empty as a
+    /// transmission starts, the end of that transmission needs no event
+    /// unless a packet arrives before it (see `Sim::start_tx`).
+    lazy: bool,
+    /// A transmission is under way, or (lazy links) has ended unnoticed.
     busy: bool,
+    /// The packet being transmitted and when its transmission ends.
     tx: Packet,
+    tx_end: Time,
+    /// `tx` is already in `in_flight` (a transmission without a TxDone).
+    tx_in_flight: bool,
+    /// A TxDone event is queued for the current transmission.
+    done_pending: bool,
     /// Packets propagating, oldest first, with their arrival time and the
     /// sequence number reserved for their Arrive event.
     in_flight: VecDeque<(Time, u64, Packet)>,
@@ -313,25 +325,32 @@ impl<'s> Sim<'s> {
             .net
             .links
             .iter()
-            .map(|l| Link {
-                to: l.to,
-                rate_bps: l.rate_bps,
-                delay: match &l.delay {
-                    DelaySpec::Fixed(d) => *d,
-                    DelaySpec::Drawn { dist, stream } => {
-                        Duration::from_secs_f64(dist.sample(&mut rng::stream(seed, stream)))
-                    }
-                },
-                qdisc: l.qdisc.build(
+            .map(|l| {
+                let qdisc = l.qdisc.build(
                     l.info(),
                     rng::stream_seed(seed, &format!("queue[{}].qdisc", l.name)),
                     &sc.classes,
-                ),
-                busy: false,
-                tx: Packet::default(),
-                in_flight: VecDeque::new(),
-                mon: QueueMonitor::new(window, n_classes),
-                timer: Timer::default(),
+                );
+                Link {
+                    to: l.to,
+                    rate_bps: l.rate_bps,
+                    delay: match &l.delay {
+                        DelaySpec::Fixed(d) => *d,
+                        DelaySpec::Drawn { dist, stream } => {
+                            Duration::from_secs_f64(dist.sample(&mut rng::stream(seed, stream)))
+                        }
+                    },
+                    lazy: matches!(qdisc, AnyQdisc::DropTail(_)),
+                    qdisc,
+                    busy: false,
+                    tx: Packet::default(),
+                    tx_end: Time(0),
+                    tx_in_flight: false,
+                    done_pending: false,
+                    in_flight: VecDeque::new(),
+                    mon: QueueMonitor::new(window, n_classes),
+                    timer: Timer::default(),
+                }
             })
             .collect();
         let mut sim = Sim {
@@ -1159,6 +1178,10 @@ impl<'s> Sim<'s> {
         let mut fx = std::mem::take(&mut self.fx);
         fx.clear();
         let link = &mut self.links[l as usize];
+        if link.busy && !link.done_pending && link.tx_end <= now {
+            // A lazy link's transmission ended unnoticed (see `start_tx`).
+            link.busy = false;
+        }
         let verdict = link.qdisc.enqueue(pkt, now, &mut fx);
         let dropped = matches!(verdict, Verdict::Dropped(_));
         link.mon
@@ -1176,6 +1199,12 @@ impl<'s> Sim<'s> {
         self.settle(l);
         if idle {
             self.start_tx(l);
+        } else {
+            let link = &mut self.links[l as usize];
+            if !link.done_pending && link.qdisc.backlog().pkts > 0 {
+                link.done_pending = true;
+                self.events.schedule_in(Lane::Link, link.tx_end, Event::TxDone(l));
+            }
         }
         self.sync_timer(l);
     }
@@ -1212,32 +1241,54 @@ impl<'s> Sim<'s> {
         let link = &mut self.links[l as usize];
         let next = link.qdisc.dequeue(now, &mut self.fx);
         if let Some(p) = next {
+            let done = now + transmission_time(p.size_bytes, link.rate_bps);
             link.busy = true;
             link.tx = p;
-            link.mon.departure(now, p.class, p.enqueued_at);
+            link.tx_end = done;
+            link.mon.departure(now, p.class, p.enqueued_at, done);
             if self.fx.marked {
                 link.mon.mark(now);
             }
-            let done = now + transmission_time(p.size_bytes, link.rate_bps);
-            self.events.schedule_in(Lane::Link, done, Event::TxDone(l));
+            if link.lazy && link.qdisc.backlog().pkts == 0 {
+                // Nothing waits behind this packet, and asking the empty
+                // FIFO again at `done` would change nothing: no TxDone. The
+                // packet goes into flight now; the link counts as free from
+                // `done` on, which `enqueue` notices (and schedules the
+                // TxDone if a packet comes to wait before then).
+                link.tx_in_flight = true;
+                link.done_pending = false;
+                Self::launch(&mut self.events, link, l, done);
+            } else {
+                link.tx_in_flight = false;
+                link.done_pending = true;
+                self.events.schedule_in(Lane::Link, done, Event::TxDone(l));
+            }
         }
         self.settle(l);
+    }
+
+    /// Puts the packet in transmission into flight: it reaches the far node
+    /// at `done` plus the propagation delay.
+    fn launch(events: &mut EventQueue<Event>, link: &mut Link, l: u32, done: Time) {
+        // Only the oldest packet in flight has its Arrive event queued; the
+        // others keep the sequence number they would have been scheduled
+        // with, so the order of events is as if each had its own.
+        let at = done + link.delay;
+        let seq = events.reserve();
+        if link.in_flight.is_empty() {
+            events.schedule_reserved(Lane::Link, at, seq, Event::Arrive(l));
+        }
+        link.in_flight.push_back((at, seq, link.tx));
     }
 
     fn tx_done(&mut self, l: u32) {
         let now = self.now;
         let link = &mut self.links[l as usize];
         link.busy = false;
-        link.mon.tx_end(now);
-        // Only the oldest packet in flight has its Arrive event queued; the
-        // others keep the sequence number they would have been scheduled
-        // with, so the order of events is as if each had its own.
-        let at = now + link.delay;
-        let seq = self.events.reserve();
-        if link.in_flight.is_empty() {
-            self.events.schedule_reserved(Lane::Link, at, seq, Event::Arrive(l));
+        link.done_pending = false;
+        if !link.tx_in_flight {
+            Self::launch(&mut self.events, link, l, now);
         }
-        link.in_flight.push_back((at, seq, link.tx));
         self.start_tx(l);
         self.sync_timer(l);
     }
@@ -1447,7 +1498,7 @@ impl<'s> Sim<'s> {
         }
         let end = self.window.end;
         for l in &mut self.links {
-            l.mon.finish(end, l.busy);
+            l.mon.finish(end);
         }
         let w = self.window.secs();
         let sc = self.sc;
