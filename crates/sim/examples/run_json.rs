@@ -2,7 +2,8 @@
 //! writes), and prints the wall time of set-up plus event loop, the events
 //! and the run's output checksum. A driver for profilers (`valgrind
 //! --tool=callgrind`, `perf`) and for checking that an optimisation leaves
-//! results bit-identical.
+//! results bit-identical. With OUT.json, the last run's output (less the
+//! wall-clock fields) is written there, for diffing.
 //!
 //! ```text
 //! cargo run --release -p aqmlab-sim --example run_json -- SCENARIO.json [SEED [REPS [OUT.json]]]

@@ -12,8 +12,8 @@
 use std::collections::VecDeque;
 
 use aqmlab_qdisc::rng;
-use aqmlab_qdisc::time::transmission_time;
-use aqmlab_qdisc::{tcp_flags, AnyQdisc, Duration, Ecn, Effects, Packet, PacketKind, QueueDisc, Time, Verdict};
+use aqmlab_qdisc::time::{transmission_time, NANOS_PER_SEC};
+use aqmlab_qdisc::{tcp_flags, AnyQdisc, Duration, Ecn, Effects, Limit, Packet, PacketKind, QueueDisc, Time, Verdict};
 use serde_json::{json, Map, Value};
 
 use crate::app::UdpSource;
@@ -216,6 +216,9 @@ struct OnOff {
 struct Link {
     to: u32,
     rate_bps: u64,
+    /// The transmission time of a byte when it is a whole number of
+    /// nanoseconds (10 Mb/s: 800 ns), so that a packet's needs no division.
+    ns_per_byte: Option<u64>,
     delay: Duration,
     qdisc: AnyQdisc,
     /// The discipline is a plain FIFO (drop-tail), for which asking an
@@ -331,9 +334,19 @@ impl<'s> Sim<'s> {
                     rng::stream_seed(seed, &format!("queue[{}].qdisc", l.name)),
                     &sc.classes,
                 );
+                // A queue reported only if it drops, and that cannot drop.
+                let mon = if l.report == Report::IfDropped
+                    && matches!(&qdisc, AnyQdisc::DropTail(d) if d.params().limit == Limit::Unlimited)
+                {
+                    QueueMonitor::totals_only(window)
+                } else {
+                    QueueMonitor::new(window, n_classes)
+                };
                 Link {
                     to: l.to,
                     rate_bps: l.rate_bps,
+                    ns_per_byte: (l.rate_bps > 0 && 8 * NANOS_PER_SEC % l.rate_bps == 0)
+                        .then(|| 8 * NANOS_PER_SEC / l.rate_bps),
                     delay: match &l.delay {
                         DelaySpec::Fixed(d) => *d,
                         DelaySpec::Drawn { dist, stream } => {
@@ -348,7 +361,7 @@ impl<'s> Sim<'s> {
                     tx_in_flight: false,
                     done_pending: false,
                     in_flight: VecDeque::new(),
-                    mon: QueueMonitor::new(window, n_classes),
+                    mon,
                     timer: Timer::default(),
                 }
             })
@@ -1083,35 +1096,27 @@ impl<'s> Sim<'s> {
     fn sync_tcp_timers(&mut self, f: u32) {
         let now = self.now;
         let t = self.tcp[f as usize].as_mut().expect("a TCP flow");
-        let mut schedule = Vec::new();
         let wanted = t.conn.sender.timer_deadline();
         if wanted != t.sender_timer.armed_at() {
             match wanted {
-                Some(at) => schedule.push((
-                    at,
-                    Event::TcpSenderTimer {
-                        flow: f,
-                        generation: t.sender_timer.arm(at),
-                    },
-                )),
+                Some(at) => {
+                    let generation = t.sender_timer.arm(at);
+                    self.events
+                        .schedule(at.max(now), Event::TcpSenderTimer { flow: f, generation });
+                }
                 None => t.sender_timer.cancel(),
             }
         }
         let wanted = t.conn.sink.timer_deadline();
         if wanted != t.sink_timer.armed_at() {
             match wanted {
-                Some(at) => schedule.push((
-                    at,
-                    Event::TcpSinkTimer {
-                        flow: f,
-                        generation: t.sink_timer.arm(at),
-                    },
-                )),
+                Some(at) => {
+                    let generation = t.sink_timer.arm(at);
+                    self.events
+                        .schedule(at.max(now), Event::TcpSinkTimer { flow: f, generation });
+                }
                 None => t.sink_timer.cancel(),
             }
-        }
-        for (at, ev) in schedule {
-            self.events.schedule(at.max(now), ev);
         }
     }
 
@@ -1241,7 +1246,11 @@ impl<'s> Sim<'s> {
         let link = &mut self.links[l as usize];
         let next = link.qdisc.dequeue(now, &mut self.fx);
         if let Some(p) = next {
-            let done = now + transmission_time(p.size_bytes, link.rate_bps);
+            let done = now
+                + match link.ns_per_byte {
+                    Some(ns) => Duration(p.size_bytes as u64 * ns),
+                    None => transmission_time(p.size_bytes, link.rate_bps),
+                };
             link.busy = true;
             link.tx = p;
             link.tx_end = done;
