@@ -11,6 +11,7 @@
 
 use std::collections::VecDeque;
 
+use aqmlab_qdisc::fifo::Backlog;
 use aqmlab_qdisc::rng;
 use aqmlab_qdisc::time::{transmission_time, NANOS_PER_SEC};
 use aqmlab_qdisc::{tcp_flags, AnyQdisc, Duration, Ecn, Effects, Limit, Packet, PacketKind, QueueDisc, Time, Verdict};
@@ -255,6 +256,13 @@ struct FlowMeta {
     dst: u32,
 }
 
+/// Whether `q` is a drop-tail queue that, empty, admits a packet of `size`
+/// bytes (a byte limit smaller than the packet refuses it).
+#[inline]
+fn passes_straight(q: &AnyQdisc, size: u32) -> bool {
+    matches!(q, AnyQdisc::DropTail(d) if d.params().limit.admits(Backlog::default(), size))
+}
+
 /// Time series, one column per traced quantity.
 struct Tracer {
     interval: Duration,
@@ -345,7 +353,7 @@ impl<'s> Sim<'s> {
                 Link {
                     to: l.to,
                     rate_bps: l.rate_bps,
-                    ns_per_byte: (l.rate_bps > 0 && 8 * NANOS_PER_SEC % l.rate_bps == 0)
+                    ns_per_byte: ((8 * NANOS_PER_SEC).checked_rem(l.rate_bps) == Some(0))
                         .then(|| 8 * NANOS_PER_SEC / l.rate_bps),
                     delay: match &l.delay {
                         DelaySpec::Fixed(d) => *d,
@@ -1184,8 +1192,17 @@ impl<'s> Sim<'s> {
         fx.clear();
         let link = &mut self.links[l as usize];
         if link.busy && !link.done_pending && link.tx_end <= now {
-            // A lazy link's transmission ended unnoticed (see `start_tx`).
+            // A lazy link's transmission ended unnoticed (see `transmit`).
             link.busy = false;
+        }
+        if !link.busy && passes_straight(&link.qdisc, pkt.size_bytes) {
+            // An idle drop-tail link holds nothing: the packet is queued and
+            // leaves at once, as the general path below would do, without
+            // the calls that change nothing (its backlog integral gains 0).
+            link.mon.arrival(now, pkt.class, false, false);
+            link.mon.backlog(now, 0);
+            Self::transmit(&mut self.events, link, l, pkt, now, false, false);
+            return;
         }
         let verdict = link.qdisc.enqueue(pkt, now, &mut fx);
         let dropped = matches!(verdict, Verdict::Dropped(_));
@@ -1244,41 +1261,55 @@ impl<'s> Sim<'s> {
         let now = self.now;
         self.fx.clear();
         let link = &mut self.links[l as usize];
-        let next = link.qdisc.dequeue(now, &mut self.fx);
-        if let Some(p) = next {
-            let done = now
-                + match link.ns_per_byte {
-                    Some(ns) => Duration(p.size_bytes as u64 * ns),
-                    None => transmission_time(p.size_bytes, link.rate_bps),
-                };
-            link.busy = true;
-            link.tx = p;
-            link.tx_end = done;
-            link.mon.departure(now, p.class, p.enqueued_at, done);
-            if self.fx.marked {
-                link.mon.mark(now);
-            }
-            if link.lazy && link.qdisc.backlog().pkts == 0 {
-                // Nothing waits behind this packet, and asking the empty
-                // FIFO again at `done` would change nothing: no TxDone. The
-                // packet goes into flight now; the link counts as free from
-                // `done` on, which `enqueue` notices (and schedules the
-                // TxDone if a packet comes to wait before then).
-                link.tx_in_flight = true;
-                link.done_pending = false;
-                Self::launch(&mut self.events, link, l, done);
-            } else {
-                link.tx_in_flight = false;
-                link.done_pending = true;
-                self.events.schedule_in(Lane::Link, done, Event::TxDone(l));
-            }
+        if let Some(p) = link.qdisc.dequeue(now, &mut self.fx) {
+            let queued = link.qdisc.backlog().pkts > 0;
+            Self::transmit(&mut self.events, link, l, p, now, self.fx.marked, queued);
         }
         self.settle(l);
     }
 
-    /// Puts the packet in transmission into flight: it reaches the far node
-    /// at `done` plus the propagation delay.
-    fn launch(events: &mut EventQueue<Event>, link: &mut Link, l: u32, done: Time) {
+    /// Starts sending `p` (just dequeued; `queued`: packets wait behind it).
+    #[inline]
+    fn transmit(
+        events: &mut EventQueue<Event>,
+        link: &mut Link,
+        l: u32,
+        p: Packet,
+        now: Time,
+        marked: bool,
+        queued: bool,
+    ) {
+        let done = now
+            + match link.ns_per_byte {
+                Some(ns) => Duration(p.size_bytes as u64 * ns),
+                None => transmission_time(p.size_bytes, link.rate_bps),
+            };
+        link.busy = true;
+        link.tx_end = done;
+        link.mon.departure(now, p.class, p.enqueued_at, done);
+        if marked {
+            link.mon.mark(now);
+        }
+        if link.lazy && !queued {
+            // Nothing waits behind this packet, and asking the empty FIFO
+            // again at `done` would change nothing: no TxDone. The packet
+            // goes into flight now; the link counts as free from `done` on,
+            // which `enqueue` notices (and schedules the TxDone if a packet
+            // comes to wait before then).
+            link.tx_in_flight = true;
+            link.done_pending = false;
+            Self::launch(events, link, l, done, p);
+        } else {
+            link.tx = p;
+            link.tx_in_flight = false;
+            link.done_pending = true;
+            events.schedule_in(Lane::Link, done, Event::TxDone(l));
+        }
+    }
+
+    /// Puts `p`, whose transmission ends at `done`, into flight: it reaches
+    /// the far node a propagation delay later.
+    fn launch(events: &mut EventQueue<Event>, link: &mut Link, l: u32, done: Time, p: Packet) {
         // Only the oldest packet in flight has its Arrive event queued; the
         // others keep the sequence number they would have been scheduled
         // with, so the order of events is as if each had its own.
@@ -1287,7 +1318,7 @@ impl<'s> Sim<'s> {
         if link.in_flight.is_empty() {
             events.schedule_reserved(Lane::Link, at, seq, Event::Arrive(l));
         }
-        link.in_flight.push_back((at, seq, link.tx));
+        link.in_flight.push_back((at, seq, p));
     }
 
     fn tx_done(&mut self, l: u32) {
@@ -1296,7 +1327,7 @@ impl<'s> Sim<'s> {
         link.busy = false;
         link.done_pending = false;
         if !link.tx_in_flight {
-            Self::launch(&mut self.events, link, l, now);
+            Self::launch(&mut self.events, link, l, now, link.tx);
         }
         self.start_tx(l);
         self.sync_timer(l);
