@@ -28,12 +28,13 @@ CALIBRATION_BUFFER = math.ceil(R0_S * LINK_BPS / (8 * PACKET_B))  # one bandwidt
 
 SCALES: dict[str, dict[str, Any]] = {
     "smoke": {"flows": [16, 64], "a1_duration": 30, "a1_warmup": 10, "a1_reps": 2,
-              "sessions": [800, 1400], "a2_duration": 60, "a2_warmup": 30, "a2_reps": 2, "start_within": 20},
+              "sessions": [800, 1400], "a2_duration": 60, "a2_warmup": 30, "a2_reps": 2, "calibration_reps": 2,
+              "start_within": 20},
     "quick": {"flows": [16, 32, 64, 128, 256], "a1_duration": 300, "a1_warmup": 100, "a1_reps": 5,
-              "sessions": [800, 1000, 1200, 1400], "a2_duration": 1000, "a2_warmup": 100, "a2_reps": 5,
+              "sessions": [800, 1000, 1200, 1400], "a2_duration": 1000, "a2_warmup": 100, "a2_reps": 5, "calibration_reps": 5,
               "start_within": 90},
     "full": {"flows": [16, 32, 64, 128, 256], "a1_duration": 500, "a1_warmup": 100, "a1_reps": 10,
-             "sessions": [800, 1000, 1200, 1400], "a2_duration": 5000, "a2_warmup": 100, "a2_reps": 50,
+             "sessions": [800, 1000, 1200, 1400], "a2_duration": 5000, "a2_warmup": 100, "a2_reps": 50, "calibration_reps": 10,
              "start_within": 90},
 }
 
@@ -75,14 +76,17 @@ class TdVsRed(Study):
                                     warmup=f"{sc['a1_warmup']}s", replications=sc["a1_reps"])
         for s in sc["sessions"]:
             name = f"a2-calibrate-{s}"
-            out[name] = self._a2(scale, name, s, calibrate=True, buffer=CALIBRATION_BUFFER)
+            out[name] = self._a2(scale, name, s, calibrate=True, buffer=CALIBRATION_BUFFER,
+                                 replications=sc["calibration_reps"])
         return out
 
-    def _a2(self, scale: str, name: str, sessions: int, calibrate: bool, buffer: int, **extra: Any) -> str:
+    def _a2(self, scale: str, name: str, sessions: int, calibrate: bool, buffer: int,
+            replications: int | None = None, **extra: Any) -> str:
         sc = SCALES[scale]
         return self.render("a2.toml.j2", name=name, scale=scale, sessions=sessions, calibrate=calibrate,
                            buffer=buffer, duration=f"{sc['a2_duration']}s", warmup=f"{sc['a2_warmup']}s",
-                           replications=sc["a2_reps"], start_within=f"{sc['start_within']}s", **extra)
+                           replications=replications or sc["a2_reps"], start_within=f"{sc['start_within']}s",
+                           **extra)
 
     def more_experiments(self, scale: str, results: StudyReport) -> dict[str, str]:
         out = {}
