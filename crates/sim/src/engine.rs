@@ -15,10 +15,10 @@
 //! certain and used when it is scheduled later (see [`EventQueue::reserve`]).
 //!
 //! Timers are cancelled by generation: a component keeps a [`Timer`] whose
-//! generation moves on each time it is re-armed or cancelled, the scheduled
-//! event carries the generation it was armed with, and a stale event is
-//! recognised and ignored when it fires. This keeps the heap free of
-//! deletions.
+//! generation moves on each time an event is queued for it, the event
+//! carries that generation, and a stale event is recognised and ignored when
+//! it fires. This keeps the heap free of deletions. A timer moved later
+//! reuses the event already queued (see [`Timer`]).
 
 use aqmlab_qdisc::Time;
 
@@ -183,39 +183,83 @@ impl<E: Copy> EventQueue<E> {
     }
 }
 
+/// What a timer's event found when it fired.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fired {
+    /// The timer expires now.
+    Due,
+    /// The timer was moved later since the event was queued: queue it again
+    /// for this time, with this generation.
+    Later(Time, u32),
+    /// Superseded or cancelled: nothing to do.
+    Stale,
+}
+
 /// A cancellable timer: see the module documentation.
+///
+/// Re-arming is lazy: moving a timer later (a TCP retransmission timer is
+/// restarted by every ACK) queues nothing while an event already queued
+/// fires no later; that event, when it fires, is queued again for the new
+/// time. Moving it earlier queues a new event and makes the old one stale.
+/// So the timer still fires exactly when it is armed for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Timer {
     generation: u32,
     armed_at: Option<Time>,
+    /// When the live event (the one carrying `generation`) is queued for.
+    queued: Option<Time>,
 }
 
 impl Timer {
-    /// Arms (or re-arms) the timer for `at`; returns the generation the
-    /// scheduled event must carry.
-    pub fn arm(&mut self, at: Time) -> u32 {
+    /// Makes the timer expire at `wanted` (never, if None); returns the
+    /// event to queue, as (time, generation), if one is needed. A time in
+    /// the past is taken as `now`.
+    #[inline]
+    pub fn set(&mut self, wanted: Option<Time>, now: Time) -> Option<(Time, u32)> {
+        if wanted == self.armed_at {
+            return None;
+        }
+        self.armed_at = wanted;
+        let when = wanted?.max(now);
+        if self.queued.is_some_and(|q| q <= when) {
+            return None;
+        }
         self.generation = self.generation.wrapping_add(1);
-        self.armed_at = Some(at);
-        self.generation
+        self.queued = Some(when);
+        Some((when, self.generation))
     }
 
-    pub fn cancel(&mut self) {
+    /// Cancels the timer and disowns the event queued for it, if any: when
+    /// it fires it is stale, whatever the timer is armed for by then. For a
+    /// timer whose owner goes away while its events are queued (a closed
+    /// connection whose slot a new one takes over).
+    pub fn reset(&mut self) {
         self.generation = self.generation.wrapping_add(1);
         self.armed_at = None;
+        self.queued = None;
     }
 
     pub fn armed_at(&self) -> Option<Time> {
         self.armed_at
     }
 
-    /// Whether an event carrying `generation` is the live one; if so the
-    /// timer is disarmed.
-    pub fn fire(&mut self, generation: u32) -> bool {
-        if self.armed_at.is_some() && generation == self.generation {
-            self.armed_at = None;
-            true
-        } else {
-            false
+    /// An event carrying `generation` fired at `now`.
+    #[inline]
+    pub fn fire(&mut self, generation: u32, now: Time) -> Fired {
+        if generation != self.generation || self.queued.is_none() {
+            return Fired::Stale;
+        }
+        self.queued = None;
+        match self.armed_at {
+            None => Fired::Stale,
+            Some(at) if at > now => {
+                self.queued = Some(at);
+                Fired::Later(at, generation)
+            }
+            Some(_) => {
+                self.armed_at = None;
+                Fired::Due
+            }
         }
     }
 }
@@ -297,22 +341,59 @@ mod test {
     }
 
     #[test]
-    fn test_timer_rearm_makes_old_event_stale() {
+    fn test_timer_moved_earlier_queues_anew_and_the_old_event_is_stale() {
         let mut t = Timer::default();
-        let g1 = t.arm(Time(10));
-        let g2 = t.arm(Time(20));
-        assert!(!t.fire(g1));
-        assert_eq!(t.armed_at(), Some(Time(20)));
-        assert!(t.fire(g2));
-        assert!(!t.fire(g2), "a timer fires once");
+        let (at1, g1) = t.set(Some(Time(20)), Time(0)).expect("a first event");
+        assert_eq!(at1, Time(20));
+        let (at2, g2) = t.set(Some(Time(10)), Time(0)).expect("earlier: a new event");
+        assert_eq!(at2, Time(10));
+        assert_eq!(t.fire(g2, Time(10)), Fired::Due);
+        assert_eq!(t.fire(g1, Time(20)), Fired::Stale);
+        assert_eq!(t.armed_at(), None);
     }
 
     #[test]
-    fn test_timer_cancel() {
+    fn test_timer_moved_later_reuses_the_queued_event() {
         let mut t = Timer::default();
-        let g = t.arm(Time(10));
-        t.cancel();
-        assert!(!t.fire(g));
+        let (_, g) = t.set(Some(Time(10)), Time(0)).expect("a first event");
+        assert_eq!(t.set(Some(Time(15)), Time(2)), None, "later: nothing new queued");
+        assert_eq!(t.set(Some(Time(30)), Time(5)), None);
+        assert_eq!(t.set(Some(Time(30)), Time(6)), None, "unchanged");
+        // The event queued for 10 fires and is queued again for 30.
+        assert_eq!(t.fire(g, Time(10)), Fired::Later(Time(30), g));
+        // Moved later again while that one is queued, then it fires.
+        assert_eq!(t.set(Some(Time(40)), Time(20)), None);
+        assert_eq!(t.fire(g, Time(30)), Fired::Later(Time(40), g));
+        assert_eq!(t.fire(g, Time(40)), Fired::Due);
+        assert_eq!(t.fire(g, Time(40)), Fired::Stale, "a timer fires once");
+    }
+
+    #[test]
+    fn test_timer_reset_disowns_the_queued_event() {
+        let mut t = Timer::default();
+        let (_, g) = t.set(Some(Time(10)), Time(0)).expect("a first event");
+        t.reset();
+        // Armed again later than the disowned event: a new event is needed.
+        let (at, g2) = t.set(Some(Time(12)), Time(1)).expect("a new event");
+        assert_eq!(at, Time(12));
+        assert_eq!(t.fire(g, Time(10)), Fired::Stale);
+        assert_eq!(t.fire(g2, Time(12)), Fired::Due);
+    }
+
+    #[test]
+    fn test_timer_cancel_and_rearm() {
+        let mut t = Timer::default();
+        let (_, g) = t.set(Some(Time(10)), Time(0)).expect("a first event");
+        assert_eq!(t.set(None, Time(1)), None);
         assert_eq!(t.armed_at(), None);
+        // Re-armed later than the queued event: that event carries it.
+        assert_eq!(t.set(Some(Time(12)), Time(2)), None);
+        assert_eq!(t.fire(g, Time(10)), Fired::Later(Time(12), g));
+        assert_eq!(t.set(None, Time(11)), None);
+        assert_eq!(t.fire(g, Time(12)), Fired::Stale, "cancelled");
+        // A deadline in the past fires at once.
+        let (at, g) = t.set(Some(Time(5)), Time(20)).expect("nothing queued: a new event");
+        assert_eq!(at, Time(20));
+        assert_eq!(t.fire(g, Time(20)), Fired::Due);
     }
 }

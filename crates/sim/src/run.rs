@@ -18,7 +18,7 @@ use aqmlab_qdisc::{tcp_flags, AnyQdisc, Duration, Ecn, Effects, Limit, Packet, P
 use serde_json::{json, Map, Value};
 
 use crate::app::UdpSource;
-use crate::engine::{EventQueue, Lane, Timer};
+use crate::engine::{EventQueue, Fired, Lane, Timer};
 use crate::monitor::{jain_index, num, ratio, FlowStats, QueueMonitor, RunningStats, Totals, Window};
 use crate::qdiscs::describe;
 use crate::scenario::{DelaySpec, Report, Scenario, SourceSpec};
@@ -630,12 +630,17 @@ impl<'s> Sim<'s> {
                 Event::TxDone(l) => self.tx_done(l),
                 Event::Arrive(l) => self.arrive(l),
                 Event::Source(f) => self.source_fire(f),
-                Event::QdiscTimer { link, generation } => {
-                    if self.links[link as usize].timer.fire(generation) {
+                Event::QdiscTimer { link, generation } => match self.links[link as usize].timer.fire(generation, t) {
+                    Fired::Due => {
                         self.links[link as usize].qdisc.on_timer(self.now);
                         self.sync_timer(link);
                     }
-                }
+                    Fired::Later(at, generation) => {
+                        self.events
+                            .schedule_in(Lane::Link, at, Event::QdiscTimer { link, generation })
+                    }
+                    Fired::Stale => {}
+                },
                 Event::Sample => self.sample(),
                 Event::Warmup => {
                     for t in self.tcp.iter_mut().flatten() {
@@ -673,22 +678,29 @@ impl<'s> Sim<'s> {
                 // generation, whose ACKs would reach that connection (an
                 // RTT sample shorter than the path, an ACK beyond all it
                 // has sent) and could stall it for good.
-                Event::TcpSenderTimer { flow, generation } => {
-                    if self.tcp_mut(flow).sender_timer.fire(generation) {
+                Event::TcpSenderTimer { flow, generation } => match self.tcp_mut(flow).sender_timer.fire(generation, t)
+                {
+                    Fired::Due => {
                         let (now, mut segs) = (self.now, std::mem::take(&mut self.segments));
                         self.tcp_mut(flow).conn.sender.on_timer(now, &mut segs);
                         self.segments = segs;
                         self.tcp_send(flow);
                     }
-                }
-                Event::TcpSinkTimer { flow, generation } => {
-                    if self.tcp_mut(flow).sink_timer.fire(generation) {
+                    Fired::Later(at, generation) => {
+                        self.events.schedule(at, Event::TcpSenderTimer { flow, generation })
+                    }
+                    Fired::Stale => {}
+                },
+                Event::TcpSinkTimer { flow, generation } => match self.tcp_mut(flow).sink_timer.fire(generation, t) {
+                    Fired::Due => {
                         let (now, mut acks) = (self.now, std::mem::take(&mut self.acks));
                         self.tcp_mut(flow).conn.sink.on_timer(now, &mut acks);
                         self.acks = acks;
                         self.tcp_ack(flow);
                     }
-                }
+                    Fired::Later(at, generation) => self.events.schedule(at, Event::TcpSinkTimer { flow, generation }),
+                    Fired::Stale => {}
+                },
                 Event::HttpStart(c) => {
                     let now = self.now;
                     let slot = &self.http[c as usize];
@@ -709,8 +721,12 @@ impl<'s> Sim<'s> {
                 Event::HttpTimer { client, generation } => {
                     let (now, mut actions) = (self.now, std::mem::take(&mut self.http_actions));
                     let slot = &mut self.http[client as usize];
-                    if slot.timer.fire(generation) {
-                        slot.client.timer(now, &mut actions);
+                    match slot.timer.fire(generation, now) {
+                        Fired::Due => slot.client.timer(now, &mut actions),
+                        Fired::Later(at, generation) => {
+                            self.events.schedule(at, Event::HttpTimer { client, generation })
+                        }
+                        Fired::Stale => {}
                     }
                     self.http_actions = actions;
                     self.http_act(client);
@@ -724,8 +740,12 @@ impl<'s> Sim<'s> {
                 Event::WebTimer { session, generation } => {
                     let (now, mut actions) = (self.now, std::mem::take(&mut self.web_actions));
                     let slot = &mut self.web[session as usize];
-                    if slot.timer.fire(generation) {
-                        slot.session.timer(now, &mut actions);
+                    match slot.timer.fire(generation, now) {
+                        Fired::Due => slot.session.timer(now, &mut actions),
+                        Fired::Later(at, generation) => {
+                            self.events.schedule(at, Event::WebTimer { session, generation })
+                        }
+                        Fired::Stale => {}
                     }
                     self.web_actions = actions;
                     self.web_act(session);
@@ -776,16 +796,8 @@ impl<'s> Sim<'s> {
         }
         self.http_actions = actions;
         let slot = &mut self.http[c as usize];
-        let wanted = slot.client.next_timer();
-        if wanted != slot.timer.armed_at() {
-            match wanted {
-                Some(at) => {
-                    let generation = slot.timer.arm(at);
-                    self.events
-                        .schedule(at.max(now), Event::HttpTimer { client: c, generation });
-                }
-                None => slot.timer.cancel(),
-            }
+        if let Some((at, generation)) = slot.timer.set(slot.client.next_timer(), now) {
+            self.events.schedule(at, Event::HttpTimer { client: c, generation });
         }
     }
 
@@ -864,16 +876,8 @@ impl<'s> Sim<'s> {
         }
         self.web_actions = actions;
         let slot = &mut self.web[w as usize];
-        let wanted = slot.session.next_timer();
-        if wanted != slot.timer.armed_at() {
-            match wanted {
-                Some(at) => {
-                    let generation = slot.timer.arm(at);
-                    self.events
-                        .schedule(at.max(now), Event::WebTimer { session: w, generation });
-                }
-                None => slot.timer.cancel(),
-            }
+        if let Some((at, generation)) = slot.timer.set(slot.session.next_timer(), now) {
+            self.events.schedule(at, Event::WebTimer { session: w, generation });
         }
     }
 
@@ -923,8 +927,8 @@ impl<'s> Sim<'s> {
         let inside = self.window.contains(self.now);
         let mut t = self.tcp[f as usize].take().expect("an open web connection");
         t.account(inside);
-        t.sender_timer.cancel();
-        t.sink_timer.cancel();
+        t.sender_timer.reset();
+        t.sink_timer.reset();
         for (total, c) in self.web[w as usize].counts.iter_mut().zip(t.counts) {
             *total += c;
         }
@@ -1022,8 +1026,8 @@ impl<'s> Sim<'s> {
         t.account(inside);
         // The connection is closed: its late packets are ignored from now.
         t.gen += 1;
-        t.sender_timer.cancel();
-        t.sink_timer.cancel();
+        t.sender_timer.reset();
+        t.sink_timer.reset();
         self.events
             .schedule(now + Duration::from_secs_f64(gap), Event::TcpStart(f));
     }
@@ -1104,27 +1108,11 @@ impl<'s> Sim<'s> {
     fn sync_tcp_timers(&mut self, f: u32) {
         let now = self.now;
         let t = self.tcp[f as usize].as_mut().expect("a TCP flow");
-        let wanted = t.conn.sender.timer_deadline();
-        if wanted != t.sender_timer.armed_at() {
-            match wanted {
-                Some(at) => {
-                    let generation = t.sender_timer.arm(at);
-                    self.events
-                        .schedule(at.max(now), Event::TcpSenderTimer { flow: f, generation });
-                }
-                None => t.sender_timer.cancel(),
-            }
+        if let Some((at, generation)) = t.sender_timer.set(t.conn.sender.timer_deadline(), now) {
+            self.events.schedule(at, Event::TcpSenderTimer { flow: f, generation });
         }
-        let wanted = t.conn.sink.timer_deadline();
-        if wanted != t.sink_timer.armed_at() {
-            match wanted {
-                Some(at) => {
-                    let generation = t.sink_timer.arm(at);
-                    self.events
-                        .schedule(at.max(now), Event::TcpSinkTimer { flow: f, generation });
-                }
-                None => t.sink_timer.cancel(),
-            }
+        if let Some((at, generation)) = t.sink_timer.set(t.conn.sink.timer_deadline(), now) {
+            self.events.schedule(at, Event::TcpSinkTimer { flow: f, generation });
         }
     }
 
@@ -1436,17 +1424,9 @@ impl<'s> Sim<'s> {
     #[inline]
     fn sync_timer(&mut self, l: u32) {
         let link = &mut self.links[l as usize];
-        let wanted = link.qdisc.next_timer();
-        if wanted == link.timer.armed_at() {
-            return;
-        }
-        match wanted {
-            Some(at) => {
-                let generation = link.timer.arm(at);
-                self.events
-                    .schedule_in(Lane::Link, at.max(self.now), Event::QdiscTimer { link: l, generation });
-            }
-            None => link.timer.cancel(),
+        if let Some((at, generation)) = link.timer.set(link.qdisc.next_timer(), self.now) {
+            self.events
+                .schedule_in(Lane::Link, at, Event::QdiscTimer { link: l, generation });
         }
     }
 
