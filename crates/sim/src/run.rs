@@ -1728,7 +1728,7 @@ impl<'s> Sim<'s> {
 
 /// Count, mean, standard deviation and percentiles of transfer times.
 fn times_summary(xs: &mut [f64]) -> Value {
-    xs.sort_by(f64::total_cmp);
+    xs.sort_unstable_by(f64::total_cmp);
     let mut stats = RunningStats::default();
     xs.iter().for_each(|&x| stats.push(x));
     let pct = |p: f64| {
