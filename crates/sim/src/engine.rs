@@ -5,14 +5,15 @@
 //! which depends on everything scheduled before; with it, a run is a pure
 //! function of its scenario and seed on every machine.
 //!
-//! The queue has two lanes, each a 4-ary min-heap, sharing one sequence
-//! counter; `pop` takes the smaller of the two heads, so the order is exactly
-//! the (time, sequence) order of one heap. The engine puts the frequent,
-//! short-lived link events (end of transmission, arrival at the far node:
-//! at most a few per link) in the small lane and everything else (timers,
-//! sources) in the other, so most pushes and pops work on a heap a few
-//! levels deep. A sequence number can also be reserved when an event becomes
-//! certain and used when it is scheduled later (see [`EventQueue::reserve`]).
+//! The frequent link events (a link's end of transmission and the arrival
+//! of its oldest packet in flight at the far node: at most one of each per
+//! link) live in a tournament tree over the links; everything else (timers,
+//! sources) in a 4-ary min-heap. Both share one sequence counter and `pop`
+//! takes the earlier of the two heads, so the order is exactly the (time,
+//! sequence) order of one heap. A sequence number can also be reserved when
+//! an event becomes certain and used when it is scheduled later (see
+//! [`EventQueue::reserve`]): a link's packets in flight keep theirs until
+//! they reach the head of the line.
 //!
 //! Timers are cancelled by generation: a component keeps a [`Timer`] whose
 //! generation moves on each time an event is queued for it, the event
@@ -107,48 +108,107 @@ impl<E: Copy> Heap<E> {
     }
 }
 
-/// Which heap an event goes to; see the module documentation.
+/// The two events a link can have pending: the arrival of its oldest
+/// packet in flight at the far node, and the end of its transmission.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Lane {
-    Link = 0,
-    Other = 1,
+pub enum LinkEvent {
+    Arrive = 0,
+    TxDone = 1,
+}
+
+/// A tournament tree over the links: each leaf holds the earlier of a
+/// link's two pending events, each inner node the earlier of its children,
+/// so the root is the earliest link event. Changing a link's events
+/// replays its leaf-to-root path, one branch-free comparison per level.
+struct LinkClock {
+    /// Leaves start here (a power of two, at least the number of links).
+    base: usize,
+    /// Per link, the keys of its two events (`u128::MAX`: none).
+    pending: Vec<[u128; 2]>,
+    /// The tree, 1-based: node i has children 2i and 2i + 1.
+    key: Vec<u128>,
+    link: Vec<u32>,
+}
+
+impl LinkClock {
+    fn new(n_links: usize) -> Self {
+        let base = n_links.max(1).next_power_of_two();
+        LinkClock {
+            base,
+            pending: vec![[u128::MAX; 2]; n_links],
+            key: vec![u128::MAX; 2 * base],
+            link: (0..2 * base).map(|i| (i % base) as u32).collect(),
+        }
+    }
+
+    #[inline]
+    fn set(&mut self, l: u32, ev: LinkEvent, k: u128) {
+        let p = &mut self.pending[l as usize];
+        p[ev as usize] = k;
+        let mut i = self.base + l as usize;
+        self.key[i] = p[0].min(p[1]);
+        while i > 1 {
+            i /= 2;
+            let (left, right) = (self.key[2 * i], self.key[2 * i + 1]);
+            let r = usize::from(right < left);
+            self.key[i] = if r == 1 { right } else { left };
+            self.link[i] = self.link[2 * i + r];
+        }
+    }
+
+    /// The earliest link event: its key, link and which.
+    #[inline]
+    fn peek(&self) -> Option<(u128, u32, LinkEvent)> {
+        let k = self.key[1];
+        if k == u128::MAX {
+            return None;
+        }
+        let l = self.link[1];
+        let ev = if self.pending[l as usize][0] == k {
+            LinkEvent::Arrive
+        } else {
+            LinkEvent::TxDone
+        };
+        Some((k, l, ev))
+    }
+}
+
+/// What [`EventQueue::pop`] returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next<E> {
+    /// A link event; the caller must then set or clear that event of that
+    /// link (`set_link`), or it comes out again.
+    Link(Time, u32, LinkEvent),
+    Other(Time, E),
 }
 
 pub struct EventQueue<E> {
-    lanes: [Heap<E>; 2],
+    links: LinkClock,
+    other: Heap<E>,
     seq: u64,
 }
 
-impl<E: Copy> Default for EventQueue<E> {
-    fn default() -> Self {
+impl<E: Copy> EventQueue<E> {
+    /// A queue for a network of `n_links` links.
+    pub fn new(n_links: usize) -> Self {
         EventQueue {
-            lanes: [Heap::new(), Heap::new()],
+            links: LinkClock::new(n_links),
+            other: Heap::new(),
             seq: 0,
         }
     }
-}
 
-impl<E: Copy> EventQueue<E> {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Schedules `event` at `time` in the `Other` lane.
+    /// Schedules `event` at `time`.
     #[inline]
     pub fn schedule(&mut self, time: Time, event: E) {
-        self.schedule_in(Lane::Other, time, event);
-    }
-
-    #[inline]
-    pub fn schedule_in(&mut self, lane: Lane, time: Time, event: E) {
         let seq = self.reserve();
-        self.lanes[lane as usize].push(key(time, seq), event);
+        self.other.push(key(time, seq), event);
     }
 
     /// Takes the next sequence number, for an event that will be scheduled
-    /// later with [`EventQueue::schedule_reserved`]. It then fires exactly
-    /// where it would have had it been scheduled now, provided it is
-    /// scheduled before anything later than it is popped.
+    /// later (with [`EventQueue::set_link`]). It then fires exactly where it
+    /// would have had it been scheduled now, provided it is scheduled before
+    /// anything later than it is popped.
     #[inline]
     pub fn reserve(&mut self) -> u64 {
         let seq = self.seq;
@@ -156,26 +216,39 @@ impl<E: Copy> EventQueue<E> {
         seq
     }
 
+    /// Schedules link `l`'s event `ev` at `time` with a fresh sequence
+    /// number, replacing the one pending.
     #[inline]
-    pub fn schedule_reserved(&mut self, lane: Lane, time: Time, seq: u64, event: E) {
-        debug_assert!(seq < self.seq, "a sequence number from reserve()");
-        self.lanes[lane as usize].push(key(time, seq), event);
+    pub fn schedule_link(&mut self, l: u32, ev: LinkEvent, time: Time) {
+        let seq = self.reserve();
+        self.set_link(l, ev, Some((time, seq)));
+    }
+
+    /// Sets link `l`'s event `ev` to (time, reserved sequence number), or
+    /// clears it.
+    #[inline]
+    pub fn set_link(&mut self, l: u32, ev: LinkEvent, at: Option<(Time, u64)>) {
+        debug_assert!(
+            at.is_none_or(|(_, seq)| seq < self.seq),
+            "a sequence number from reserve()"
+        );
+        self.links.set(l, ev, at.map_or(u128::MAX, |(t, seq)| key(t, seq)));
     }
 
     /// The earliest event, ties in scheduling order.
     #[inline]
-    pub fn pop(&mut self) -> Option<(Time, E)> {
-        let lane = match (self.lanes[0].peek_key(), self.lanes[1].peek_key()) {
-            (Some(a), Some(b)) => usize::from(b < a),
-            (Some(_), None) => 0,
-            (None, Some(_)) => 1,
-            (None, None) => return None,
-        };
-        self.lanes[lane].pop().map(|(k, e)| (Time((k >> 64) as u64), e))
+    pub fn pop(&mut self) -> Option<Next<E>> {
+        let link = self.links.peek();
+        match (link, self.other.peek_key()) {
+            (Some((a, l, ev)), b) if b.is_none_or(|b| a < b) => Some(Next::Link(Time((a >> 64) as u64), l, ev)),
+            _ => self.other.pop().map(|(k, e)| Next::Other(Time((k >> 64) as u64), e)),
+        }
     }
 
+    /// Events pending.
     pub fn len(&self) -> usize {
-        self.lanes[0].keys.len() + self.lanes[1].keys.len()
+        let links = self.links.pending.iter().flatten().filter(|&&k| k != u128::MAX).count();
+        links + self.other.keys.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -268,25 +341,36 @@ impl Timer {
 mod test {
     use super::*;
 
+    fn other(n: Option<Next<char>>) -> Option<char> {
+        match n {
+            Some(Next::Other(_, e)) => Some(e),
+            _ => None,
+        }
+    }
+
     #[test]
     fn test_pop_orders_by_time_then_insertion() {
-        let mut q = EventQueue::new();
+        let mut q = EventQueue::new(0);
         q.schedule(Time(5), 'a');
         q.schedule(Time(3), 'b');
         q.schedule(Time(5), 'c');
         q.schedule(Time(3), 'd');
         q.schedule(Time(4), 'e');
-        let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        let order: Vec<char> = std::iter::from_fn(|| other(q.pop())).collect();
         assert_eq!(order, vec!['b', 'd', 'e', 'a', 'c']);
     }
 
     #[test]
-    fn test_lanes_and_reserved_sequence_numbers_keep_one_order() {
-        // Events with times from a narrow range (many ties), spread over
-        // both lanes, some scheduled late with a sequence number reserved
-        // earlier, against a reference: one ordered set of (time, seq).
-        let mut q = EventQueue::new();
+    fn test_link_events_and_reserved_sequence_numbers_keep_one_order() {
+        // Heap events and the two events of each of 5 links, with times
+        // from a narrow range (many ties), link events often set with a
+        // sequence number reserved earlier, against a reference: one
+        // ordered set of (time, seq). A popped link event is cleared or
+        // replaced, as the engine does.
+        const LINKS: u32 = 5;
+        let mut q = EventQueue::new(LINKS as usize);
         let mut reference = std::collections::BTreeSet::new();
+        let mut pending: Vec<[Option<(u64, u64)>; 2]> = vec![[None; 2]; LINKS as usize];
         let mut state = 12345u64;
         let mut next = move || {
             state = state
@@ -294,50 +378,55 @@ mod test {
                 .wrapping_add(1442695040888963407);
             state >> 33
         };
-        let (mut held, mut now, mut pops) = (Vec::new(), 0u64, 0);
+        let mut now = 0u64;
+        let mut popped = 0;
+        let ev_of = |i: usize| if i == 0 { LinkEvent::Arrive } else { LinkEvent::TxDone };
+        let mut stash = Vec::new();
         for i in 0..20_000u64 {
             let t = now + next() % 40;
-            let seq = match next() % 3 {
-                0 => {
-                    q.schedule(Time(t), i);
-                    q.seq - 1
-                }
-                1 => {
-                    q.schedule_in(Lane::Link, Time(t), i);
-                    q.seq - 1
-                }
-                _ => {
-                    let seq = q.reserve();
-                    held.push((t, seq, i));
-                    seq
-                }
-            };
-            reference.insert((t, seq, i));
             if next() % 3 == 0 {
-                for (t, seq, i) in held.drain(..) {
-                    q.schedule_reserved(Lane::Link, Time(t), seq, i);
+                stash.push(q.reserve());
+            }
+            if next() % 2 == 0 {
+                q.schedule(Time(t), i);
+                reference.insert((t, q.seq - 1, Some(i), None));
+            } else {
+                let (l, e) = ((next() % LINKS as u64) as usize, (next() % 2) as usize);
+                // Replace whatever that link event was (dropping it from the
+                // reference), with a fresh or an older reserved number.
+                if let Some((pt, ps)) = pending[l][e] {
+                    reference.remove(&(pt, ps, None, Some((l, e))));
                 }
-                for _ in 0..next() % 3 {
-                    let want = reference.pop_first().map(|(t, _, i)| (Time(t), i));
-                    let got = q.pop();
-                    assert_eq!(got, want);
-                    if let Some((t, _)) = got {
+                let seq = match stash.pop() {
+                    Some(seq) if next() % 2 == 0 => seq,
+                    _ => q.reserve(),
+                };
+                q.set_link(l as u32, ev_of(e), Some((Time(t), seq)));
+                pending[l][e] = Some((t, seq));
+                reference.insert((t, seq, None, Some((l, e))));
+            }
+            for _ in 0..next() % 3 {
+                let want = reference.pop_first();
+                let got = q.pop();
+                match (got, want) {
+                    (None, None) => {}
+                    (Some(Next::Other(t, e)), Some((wt, _, Some(we), None))) => {
+                        assert_eq!((t.0, e), (wt, we));
                         now = t.0;
-                        pops += 1;
                     }
+                    (Some(Next::Link(t, l, ev)), Some((wt, _, None, Some((wl, we))))) => {
+                        assert_eq!((t.0, l as usize, ev), (wt, wl, ev_of(we)));
+                        now = t.0;
+                        q.set_link(l, ev, None);
+                        pending[wl][we] = None;
+                    }
+                    (got, want) => panic!("popped {got:?}, expected {want:?}"),
                 }
+                popped += 1;
             }
         }
-        for (t, seq, i) in held.drain(..) {
-            q.schedule_reserved(Lane::Link, Time(t), seq, i);
-        }
+        assert!(popped > 5_000);
         assert_eq!(q.len(), reference.len());
-        while let Some(got) = q.pop() {
-            assert_eq!(Some(got), reference.pop_first().map(|(t, _, i)| (Time(t), i)));
-            pops += 1;
-        }
-        assert!(reference.is_empty());
-        assert_eq!(pops, 20_000);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use aqmlab_qdisc::{tcp_flags, AnyQdisc, Duration, Ecn, Effects, Limit, Packet, P
 use serde_json::{json, Map, Value};
 
 use crate::app::UdpSource;
-use crate::engine::{EventQueue, Fired, Lane, Timer};
+use crate::engine::{EventQueue, Fired, LinkEvent, Next, Timer};
 use crate::monitor::{jain_index, num, ratio, FlowStats, QueueMonitor, RunningStats, Totals, Window};
 use crate::qdiscs::describe;
 use crate::scenario::{DelaySpec, Report, Scenario, SourceSpec};
@@ -32,10 +32,6 @@ pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 enum Event {
     /// The end of the run.
     End,
-    /// Link `0` finished serialising its packet.
-    TxDone(u32),
-    /// The oldest packet propagating on link `0` reaches the far node.
-    Arrive(u32),
     /// Flow `0`'s source is due to emit.
     Source(u32),
     /// A queue discipline's own timer.
@@ -379,7 +375,7 @@ impl<'s> Sim<'s> {
             seed,
             now: Time::ZERO,
             window,
-            events: EventQueue::new(),
+            events: EventQueue::new(sc.net.links.len()),
             links,
             n_nodes: sc.net.nodes.len(),
             flows: Vec::new(),
@@ -615,9 +611,22 @@ impl<'s> Sim<'s> {
 
     /// Processes events up to the end of the run.
     pub fn run_to_end(&mut self) {
-        while let Some((t, ev)) = self.events.pop() {
-            self.now = t;
+        while let Some(next) = self.events.pop() {
             self.n_events += 1;
+            let (t, ev) = match next {
+                Next::Link(t, l, LinkEvent::Arrive) => {
+                    self.now = t;
+                    self.arrive(l);
+                    continue;
+                }
+                Next::Link(t, l, LinkEvent::TxDone) => {
+                    self.now = t;
+                    self.tx_done(l);
+                    continue;
+                }
+                Next::Other(t, ev) => (t, ev),
+            };
+            self.now = t;
             match ev {
                 Event::End => {
                     // The End event was scheduled first, so it precedes a
@@ -627,18 +636,13 @@ impl<'s> Sim<'s> {
                     }
                     break;
                 }
-                Event::TxDone(l) => self.tx_done(l),
-                Event::Arrive(l) => self.arrive(l),
                 Event::Source(f) => self.source_fire(f),
                 Event::QdiscTimer { link, generation } => match self.links[link as usize].timer.fire(generation, t) {
                     Fired::Due => {
                         self.links[link as usize].qdisc.on_timer(self.now);
                         self.sync_timer(link);
                     }
-                    Fired::Later(at, generation) => {
-                        self.events
-                            .schedule_in(Lane::Link, at, Event::QdiscTimer { link, generation })
-                    }
+                    Fired::Later(at, generation) => self.events.schedule(at, Event::QdiscTimer { link, generation }),
                     Fired::Stale => {}
                 },
                 Event::Sample => self.sample(),
@@ -1213,7 +1217,7 @@ impl<'s> Sim<'s> {
             let link = &mut self.links[l as usize];
             if !link.done_pending && link.qdisc.backlog().pkts > 0 {
                 link.done_pending = true;
-                self.events.schedule_in(Lane::Link, link.tx_end, Event::TxDone(l));
+                self.events.schedule_link(l, LinkEvent::TxDone, link.tx_end);
             }
         }
         self.sync_timer(l);
@@ -1291,7 +1295,7 @@ impl<'s> Sim<'s> {
             link.tx = p;
             link.tx_in_flight = false;
             link.done_pending = true;
-            events.schedule_in(Lane::Link, done, Event::TxDone(l));
+            events.schedule_link(l, LinkEvent::TxDone, done);
         }
     }
 
@@ -1304,13 +1308,14 @@ impl<'s> Sim<'s> {
         let at = done + link.delay;
         let seq = events.reserve();
         if link.in_flight.is_empty() {
-            events.schedule_reserved(Lane::Link, at, seq, Event::Arrive(l));
+            events.set_link(l, LinkEvent::Arrive, Some((at, seq)));
         }
         link.in_flight.push_back((at, seq, p));
     }
 
     fn tx_done(&mut self, l: u32) {
         let now = self.now;
+        self.events.set_link(l, LinkEvent::TxDone, None);
         let link = &mut self.links[l as usize];
         link.busy = false;
         link.done_pending = false;
@@ -1327,9 +1332,8 @@ impl<'s> Sim<'s> {
             .in_flight
             .pop_front()
             .expect("an Arrive event has a packet in flight");
-        if let Some(&(at, seq, _)) = link.in_flight.front() {
-            self.events.schedule_reserved(Lane::Link, at, seq, Event::Arrive(l));
-        }
+        let next = link.in_flight.front().map(|&(at, seq, _)| (at, seq));
+        self.events.set_link(l, LinkEvent::Arrive, next);
         let node = link.to;
         if node == pkt.dst {
             self.deliver(pkt);
@@ -1425,8 +1429,7 @@ impl<'s> Sim<'s> {
     fn sync_timer(&mut self, l: u32) {
         let link = &mut self.links[l as usize];
         if let Some((at, generation)) = link.timer.set(link.qdisc.next_timer(), self.now) {
-            self.events
-                .schedule_in(Lane::Link, at, Event::QdiscTimer { link: l, generation });
+            self.events.schedule(at, Event::QdiscTimer { link: l, generation });
         }
     }
 
