@@ -125,9 +125,11 @@ struct LinkClock {
     base: usize,
     /// Per link, the keys of its two events (`u128::MAX`: none).
     pending: Vec<[u128; 2]>,
-    /// The tree, 1-based: node i has children 2i and 2i + 1.
-    key: Vec<u128>,
-    link: Vec<u32>,
+    /// The tree, 1-based: node i has children 2i and 2i + 1 and holds the
+    /// earliest key below it with its link. Stored by sibling pairs (node i
+    /// is `pairs[i / 2][i % 2]`, the root `pairs[0][1]`), so a level of the
+    /// replay reads one pair and writes one node.
+    pairs: Vec<[(u128, u32); 2]>,
 }
 
 impl LinkClock {
@@ -136,8 +138,7 @@ impl LinkClock {
         LinkClock {
             base,
             pending: vec![[u128::MAX; 2]; n_links],
-            key: vec![u128::MAX; 2 * base],
-            link: (0..2 * base).map(|i| (i % base) as u32).collect(),
+            pairs: vec![[(u128::MAX, 0); 2]; base],
         }
     }
 
@@ -146,24 +147,21 @@ impl LinkClock {
         let p = &mut self.pending[l as usize];
         p[ev as usize] = k;
         let mut i = self.base + l as usize;
-        self.key[i] = p[0].min(p[1]);
+        self.pairs[i / 2][i % 2] = (p[0].min(p[1]), l);
         while i > 1 {
+            let [a, b] = self.pairs[i / 2];
             i /= 2;
-            let (left, right) = (self.key[2 * i], self.key[2 * i + 1]);
-            let r = usize::from(right < left);
-            self.key[i] = if r == 1 { right } else { left };
-            self.link[i] = self.link[2 * i + r];
+            self.pairs[i / 2][i % 2] = if b.0 < a.0 { b } else { a };
         }
     }
 
     /// The earliest link event: its key, link and which.
     #[inline]
     fn peek(&self) -> Option<(u128, u32, LinkEvent)> {
-        let k = self.key[1];
+        let (k, l) = self.pairs[0][1];
         if k == u128::MAX {
             return None;
         }
-        let l = self.link[1];
         let ev = if self.pending[l as usize][0] == k {
             LinkEvent::Arrive
         } else {
