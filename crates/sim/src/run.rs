@@ -297,7 +297,7 @@ pub struct Sim<'s> {
     /// The open-loop source of each flow (`None` for TCP flows).
     sources: Vec<Option<UdpSource>>,
     /// The TCP connection of each flow (`None` for UDP flows).
-    tcp: Vec<Option<Box<TcpFlow>>>,
+    tcp: Vec<Option<TcpFlow>>,
     /// Web sessions, and the connection slots freed for reuse (with the
     /// timers of their last connection, whose generations go on).
     web: Vec<WebSlot>,
@@ -461,7 +461,7 @@ impl<'s> Sim<'s> {
                             rng: rng::stream(seed, &format!("{name}.onoff")),
                             is_on: false,
                         });
-                        Some(Box::new(TcpFlow {
+                        Some(TcpFlow {
                             conn,
                             role: Role::Flow,
                             gen: 0,
@@ -479,7 +479,7 @@ impl<'s> Sim<'s> {
                             rto: RunningStats::default(),
                             transfer_times: Vec::new(),
                             transfer_bytes: 0,
-                        }))
+                        })
                     }
                     SourceSpec::Http11 {
                         params,
@@ -576,21 +576,17 @@ impl<'s> Sim<'s> {
                 let data = Payload::new(crate::dist::Dist::Constant(payload_bytes as f64), 0, None);
                 TcpConn::new(&cfg, data, Duration::ZERO).expect("a validated TCP configuration")
             };
-            sim.tcp[f as usize] = Some(Box::new(TcpFlow::persistent(
-                conn(false),
-                Role::HttpResponse { client: c },
-                cfg,
-            )));
+            sim.tcp[f as usize] = Some(TcpFlow::persistent(conn(false), Role::HttpResponse { client: c }, cfg));
             sim.flows.push(FlowMeta {
                 src: m.dst,
                 dst: m.src,
                 ..m
             });
-            sim.tcp.push(Some(Box::new(TcpFlow::persistent(
+            sim.tcp.push(Some(TcpFlow::persistent(
                 conn(true),
                 Role::HttpRequest { client: c },
                 cfg,
-            ))));
+            )));
             sim.sources.push(None);
             sim.slot_timers.push((Timer::default(), Timer::default(), 0));
             sim.http[c as usize].req = sim.flows.len() as u32 - 1;
@@ -916,7 +912,7 @@ impl<'s> Sim<'s> {
         let (sender_timer, sink_timer, gen) = self.slot_timers[f as usize];
         let mut flow = TcpFlow::persistent(conn, role, cfg);
         (flow.gen, flow.sender_timer, flow.sink_timer) = (gen + 1, sender_timer, sink_timer);
-        self.tcp[f as usize] = Some(Box::new(flow));
+        self.tcp[f as usize] = Some(flow);
         let group = self.flows[stat as usize].group as usize;
         self.active_changed(group, 1);
         let (now, mut segs) = (self.now, std::mem::take(&mut self.segments));
@@ -1315,7 +1311,6 @@ impl<'s> Sim<'s> {
 
     fn tx_done(&mut self, l: u32) {
         let now = self.now;
-        self.events.set_link(l, LinkEvent::TxDone, None);
         let link = &mut self.links[l as usize];
         link.busy = false;
         link.done_pending = false;
@@ -1323,6 +1318,11 @@ impl<'s> Sim<'s> {
             Self::launch(&mut self.events, link, l, now, link.tx);
         }
         self.start_tx(l);
+        // The event that fired is replaced if the next transmission has
+        // one; cleared otherwise.
+        if !self.links[l as usize].done_pending {
+            self.events.set_link(l, LinkEvent::TxDone, None);
+        }
         self.sync_timer(l);
     }
 
@@ -1424,10 +1424,14 @@ impl<'s> Sim<'s> {
         }
     }
 
-    /// Keeps the event queue in step with the discipline's timer.
+    /// Keeps the event queue in step with the discipline's timer (drop-tail
+    /// has none).
     #[inline]
     fn sync_timer(&mut self, l: u32) {
         let link = &mut self.links[l as usize];
+        if link.lazy {
+            return;
+        }
         if let Some((at, generation)) = link.timer.set(link.qdisc.next_timer(), self.now) {
             self.events.schedule(at, Event::QdiscTimer { link: l, generation });
         }
@@ -1579,7 +1583,7 @@ impl<'s> Sim<'s> {
                 });
                 if let Some(t) = self.tcp[f].as_mut() {
                     t.account(true);
-                    let t = &**t;
+                    let t = &*t;
                     let c = &t.conn;
                     let counts = t.counts;
                     for (total, c) in tcp_totals.iter_mut().zip(counts) {
