@@ -259,9 +259,9 @@ impl<E: Copy> EventQueue<E> {
 pub enum Fired {
     /// The timer expires now.
     Due,
-    /// The timer was moved later since the event was queued: queue it again
-    /// for this time, with this generation.
-    Later(Time, u32),
+    /// The timer was moved later since the event was queued: queue the
+    /// same event again for this time.
+    Later(Time),
     /// Superseded or cancelled: nothing to do.
     Stale,
 }
@@ -325,7 +325,7 @@ impl Timer {
             None => Fired::Stale,
             Some(at) if at > now => {
                 self.queued = Some(at);
-                Fired::Later(at, generation)
+                Fired::Later(at)
             }
             Some(_) => {
                 self.armed_at = None;
@@ -447,10 +447,10 @@ mod test {
         assert_eq!(t.set(Some(Time(30)), Time(5)), None);
         assert_eq!(t.set(Some(Time(30)), Time(6)), None, "unchanged");
         // The event queued for 10 fires and is queued again for 30.
-        assert_eq!(t.fire(g, Time(10)), Fired::Later(Time(30), g));
+        assert_eq!(t.fire(g, Time(10)), Fired::Later(Time(30)));
         // Moved later again while that one is queued, then it fires.
         assert_eq!(t.set(Some(Time(40)), Time(20)), None);
-        assert_eq!(t.fire(g, Time(30)), Fired::Later(Time(40), g));
+        assert_eq!(t.fire(g, Time(30)), Fired::Later(Time(40)));
         assert_eq!(t.fire(g, Time(40)), Fired::Due);
         assert_eq!(t.fire(g, Time(40)), Fired::Stale, "a timer fires once");
     }
@@ -475,7 +475,7 @@ mod test {
         assert_eq!(t.armed_at(), None);
         // Re-armed later than the queued event: that event carries it.
         assert_eq!(t.set(Some(Time(12)), Time(2)), None);
-        assert_eq!(t.fire(g, Time(10)), Fired::Later(Time(12), g));
+        assert_eq!(t.fire(g, Time(10)), Fired::Later(Time(12)));
         assert_eq!(t.set(None, Time(11)), None);
         assert_eq!(t.fire(g, Time(12)), Fired::Stale, "cancelled");
         // A deadline in the past fires at once.

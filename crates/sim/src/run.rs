@@ -623,6 +623,27 @@ impl<'s> Sim<'s> {
                 Next::Other(t, ev) => (t, ev),
             };
             self.now = t;
+            // A timer event fires only if its timer is due now; one moved
+            // later goes back in the queue. A stale one (its timer re-armed
+            // earlier or cancelled since) is ignored outright, with no
+            // re-sync of the owner's timers: `transfer_done` cancels the
+            // timers of a `file` flow's closed connection while its agents
+            // still want them (its last ACKs are ignored), and a re-sync
+            // would arm them again: the closed connection would time out
+            // and send packets stamped with the next connection's
+            // generation, whose ACKs would reach that connection (an RTT
+            // sample shorter than the path, an ACK beyond all it has sent)
+            // and could stall it for good.
+            if let Some((timer, generation)) = self.timer_of(ev) {
+                match timer.fire(generation, t) {
+                    Fired::Due => {}
+                    Fired::Later(at) => {
+                        self.events.schedule(at, ev);
+                        continue;
+                    }
+                    Fired::Stale => continue,
+                }
+            }
             match ev {
                 Event::End => {
                     // The End event was scheduled first, so it precedes a
@@ -633,14 +654,10 @@ impl<'s> Sim<'s> {
                     break;
                 }
                 Event::Source(f) => self.source_fire(f),
-                Event::QdiscTimer { link, generation } => match self.links[link as usize].timer.fire(generation, t) {
-                    Fired::Due => {
-                        self.links[link as usize].qdisc.on_timer(self.now);
-                        self.sync_timer(link);
-                    }
-                    Fired::Later(at, generation) => self.events.schedule(at, Event::QdiscTimer { link, generation }),
-                    Fired::Stale => {}
-                },
+                Event::QdiscTimer { link, .. } => {
+                    self.links[link as usize].qdisc.on_timer(self.now);
+                    self.sync_timer(link);
+                }
                 Event::Sample => self.sample(),
                 Event::Warmup => {
                     for t in self.tcp.iter_mut().flatten() {
@@ -668,39 +685,18 @@ impl<'s> Sim<'s> {
                 // A closed web connection's timers are dead.
                 Event::TcpSenderTimer { flow, .. } | Event::TcpSinkTimer { flow, .. }
                     if self.tcp[flow as usize].is_none() => {}
-                // A stale timer event (its timer re-armed or cancelled
-                // since) is ignored outright: no re-sync of the flow's
-                // timers either. `transfer_done` cancels the timers of a
-                // `file` flow's closed connection while its agents still
-                // want them (its last ACKs are ignored), and a re-sync here
-                // would arm them again: the closed connection would time
-                // out and send packets stamped with the next connection's
-                // generation, whose ACKs would reach that connection (an
-                // RTT sample shorter than the path, an ACK beyond all it
-                // has sent) and could stall it for good.
-                Event::TcpSenderTimer { flow, generation } => match self.tcp_mut(flow).sender_timer.fire(generation, t)
-                {
-                    Fired::Due => {
-                        let (now, mut segs) = (self.now, std::mem::take(&mut self.segments));
-                        self.tcp_mut(flow).conn.sender.on_timer(now, &mut segs);
-                        self.segments = segs;
-                        self.tcp_send(flow);
-                    }
-                    Fired::Later(at, generation) => {
-                        self.events.schedule(at, Event::TcpSenderTimer { flow, generation })
-                    }
-                    Fired::Stale => {}
-                },
-                Event::TcpSinkTimer { flow, generation } => match self.tcp_mut(flow).sink_timer.fire(generation, t) {
-                    Fired::Due => {
-                        let (now, mut acks) = (self.now, std::mem::take(&mut self.acks));
-                        self.tcp_mut(flow).conn.sink.on_timer(now, &mut acks);
-                        self.acks = acks;
-                        self.tcp_ack(flow);
-                    }
-                    Fired::Later(at, generation) => self.events.schedule(at, Event::TcpSinkTimer { flow, generation }),
-                    Fired::Stale => {}
-                },
+                Event::TcpSenderTimer { flow, .. } => {
+                    let (now, mut segs) = (self.now, std::mem::take(&mut self.segments));
+                    self.tcp_mut(flow).conn.sender.on_timer(now, &mut segs);
+                    self.segments = segs;
+                    self.tcp_send(flow);
+                }
+                Event::TcpSinkTimer { flow, .. } => {
+                    let (now, mut acks) = (self.now, std::mem::take(&mut self.acks));
+                    self.tcp_mut(flow).conn.sink.on_timer(now, &mut acks);
+                    self.acks = acks;
+                    self.tcp_ack(flow);
+                }
                 Event::HttpStart(c) => {
                     let now = self.now;
                     let slot = &self.http[c as usize];
@@ -718,16 +714,9 @@ impl<'s> Sim<'s> {
                     self.http_actions = actions;
                     self.http_act(c);
                 }
-                Event::HttpTimer { client, generation } => {
+                Event::HttpTimer { client, .. } => {
                     let (now, mut actions) = (self.now, std::mem::take(&mut self.http_actions));
-                    let slot = &mut self.http[client as usize];
-                    match slot.timer.fire(generation, now) {
-                        Fired::Due => slot.client.timer(now, &mut actions),
-                        Fired::Later(at, generation) => {
-                            self.events.schedule(at, Event::HttpTimer { client, generation })
-                        }
-                        Fired::Stale => {}
-                    }
+                    self.http[client as usize].client.timer(now, &mut actions);
                     self.http_actions = actions;
                     self.http_act(client);
                 }
@@ -737,16 +726,9 @@ impl<'s> Sim<'s> {
                     self.web_actions = actions;
                     self.web_act(w);
                 }
-                Event::WebTimer { session, generation } => {
+                Event::WebTimer { session, .. } => {
                     let (now, mut actions) = (self.now, std::mem::take(&mut self.web_actions));
-                    let slot = &mut self.web[session as usize];
-                    match slot.timer.fire(generation, now) {
-                        Fired::Due => slot.session.timer(now, &mut actions),
-                        Fired::Later(at, generation) => {
-                            self.events.schedule(at, Event::WebTimer { session, generation })
-                        }
-                        Fired::Stale => {}
-                    }
+                    self.web[session as usize].session.timer(now, &mut actions);
                     self.web_actions = actions;
                     self.web_act(session);
                 }
@@ -1113,6 +1095,24 @@ impl<'s> Sim<'s> {
         }
         if let Some((at, generation)) = t.sink_timer.set(t.conn.sink.timer_deadline(), now) {
             self.events.schedule(at, Event::TcpSinkTimer { flow: f, generation });
+        }
+    }
+
+    /// The timer a timer event belongs to, with the generation it carries
+    /// (None for other events, and for the timers of a closed web
+    /// connection, whose events are ignored).
+    fn timer_of(&mut self, ev: Event) -> Option<(&mut Timer, u32)> {
+        match ev {
+            Event::QdiscTimer { link, generation } => Some((&mut self.links[link as usize].timer, generation)),
+            Event::TcpSenderTimer { flow, generation } => self.tcp[flow as usize]
+                .as_mut()
+                .map(|t| (&mut t.sender_timer, generation)),
+            Event::TcpSinkTimer { flow, generation } => self.tcp[flow as usize]
+                .as_mut()
+                .map(|t| (&mut t.sink_timer, generation)),
+            Event::HttpTimer { client, generation } => Some((&mut self.http[client as usize].timer, generation)),
+            Event::WebTimer { session, generation } => Some((&mut self.web[session as usize].timer, generation)),
+            _ => None,
         }
     }
 
