@@ -486,6 +486,30 @@ mod test {
     }
 
     #[test]
+    fn test_totals_only_monitor_counts_totals() {
+        let mut m = QueueMonitor::totals_only(window());
+        m.arrival(Time(10), 0, false, false);
+        m.backlog(Time(10), 1);
+        m.departure(Time(10), 0, Time(10), Time(20));
+        m.arrival(Time(30), 0, true, true);
+        m.drop(Time(30), 0, DropReason::Overflow, false);
+        m.finish(Time(100));
+        assert_eq!(
+            m.totals,
+            Totals {
+                arrivals: 2,
+                departures: 1,
+                drops: 1
+            }
+        );
+        assert_eq!(
+            (m.arrivals, m.departures, m.busy_ns, m.area),
+            (0, 0, 0, 0),
+            "nothing else kept"
+        );
+    }
+
+    #[test]
     fn test_window_clips_integrals_and_counts() {
         let w = Window {
             start: Time(50),

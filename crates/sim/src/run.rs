@@ -221,7 +221,7 @@ struct Link {
     /// The discipline is a plain FIFO (drop-tail), for which asking an
     /// empty queue for a packet changes nothing: when it is empty as a
     /// transmission starts, the end of that transmission needs no event
-    /// unless a packet arrives before it (see `Sim::start_tx`).
+    /// unless a packet arrives before it (see `Sim::transmit`).
     lazy: bool,
     /// A transmission is under way, or (lazy links) has ended unnoticed.
     busy: bool,
