@@ -9,85 +9,101 @@
 //! discarded. Monitors also keep whole-run totals, from time zero, for the
 //! conservation identity arrivals = departures + drops + backlog.
 
-use aqmlab_qdisc::{DropReason, Time};
+use aqmlab_qdisc::time::NANOS_PER_SEC;
+use aqmlab_qdisc::{DropReason, Duration, Time};
 use serde_json::{json, Map, Value};
 
-/// Running mean and variance (Welford), mergeable (Chan et al.).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RunningStats {
+/// Count, mean, standard deviation, minimum and maximum of durations,
+/// kept exactly: the sums of the samples and of their squares in integer
+/// nanoseconds. Per sample it costs integer adds and one multiplication
+/// (no division, unlike Welford's update), merging is exact, so a total
+/// over classes or flows is the same as one pass over all the samples,
+/// and the mean comes out correctly rounded whatever the number of samples.
+#[derive(Clone, Copy, Debug)]
+pub struct DelayStats {
     pub n: u64,
-    mean: f64,
-    m2: f64,
-    min: f64,
-    max: f64,
+    sum_ns: u128,
+    sum_sq_ns2: u128,
+    min_ns: u64,
+    max_ns: u64,
 }
 
-impl RunningStats {
+impl Default for DelayStats {
+    fn default() -> Self {
+        DelayStats {
+            n: 0,
+            sum_ns: 0,
+            sum_sq_ns2: 0,
+            min_ns: u64::MAX,
+            max_ns: 0,
+        }
+    }
+}
+
+impl DelayStats {
     #[inline]
-    pub fn push(&mut self, x: f64) {
-        if self.n == 0 {
-            (self.min, self.max) = (x, x);
-        } else {
-            self.min = self.min.min(x);
-            self.max = self.max.max(x);
-        }
+    pub fn push(&mut self, d: Duration) {
+        let x = d.0;
         self.n += 1;
-        let d = x - self.mean;
-        self.mean += d / self.n as f64;
-        self.m2 += d * (x - self.mean);
+        self.sum_ns += x as u128;
+        self.sum_sq_ns2 += x as u128 * x as u128;
+        self.min_ns = self.min_ns.min(x);
+        self.max_ns = self.max_ns.max(x);
     }
 
-    pub fn merge(&mut self, o: &RunningStats) {
-        if o.n == 0 {
-            return;
-        }
-        if self.n == 0 {
-            *self = *o;
-            return;
-        }
-        self.min = self.min.min(o.min);
-        self.max = self.max.max(o.max);
-        let n = self.n + o.n;
-        let d = o.mean - self.mean;
-        self.mean += d * o.n as f64 / n as f64;
-        self.m2 += o.m2 + d * d * self.n as f64 * o.n as f64 / n as f64;
-        self.n = n;
+    pub fn merge(&mut self, o: &DelayStats) {
+        self.n += o.n;
+        self.sum_ns += o.sum_ns;
+        self.sum_sq_ns2 += o.sum_sq_ns2;
+        self.min_ns = self.min_ns.min(o.min_ns);
+        self.max_ns = self.max_ns.max(o.max_ns);
     }
 
-    /// The mean, or NaN (reported as null) over no samples.
+    /// The mean in seconds, or NaN (reported as null) over no samples.
     pub fn mean(&self) -> f64 {
         if self.n == 0 {
-            f64::NAN
-        } else {
-            self.mean
+            return f64::NAN;
         }
+        self.sum_ns as f64 / self.n as f64 / NANOS_PER_SEC as f64
     }
 
-    /// The smallest sample, or NaN over no samples.
+    /// The smallest sample in seconds, or NaN over no samples.
     pub fn min(&self) -> f64 {
         if self.n == 0 {
-            f64::NAN
-        } else {
-            self.min
+            return f64::NAN;
         }
+        Duration(self.min_ns).as_secs_f64()
     }
 
-    /// The largest sample, or NaN over no samples.
+    /// The largest sample in seconds, or NaN over no samples.
     pub fn max(&self) -> f64 {
         if self.n == 0 {
-            f64::NAN
-        } else {
-            self.max
+            return f64::NAN;
         }
+        Duration(self.max_ns).as_secs_f64()
     }
 
-    /// The population standard deviation, or NaN over no samples.
+    /// The population standard deviation in seconds, or NaN over no
+    /// samples: sqrt(n S2 - S1^2) / n, with n S2 - S1^2 computed exactly
+    /// (it is zero for equal samples), or in floating point in the
+    /// unlikely case it does not fit in 128 bits.
     pub fn std(&self) -> f64 {
         if self.n == 0 {
-            f64::NAN
-        } else {
-            (self.m2 / self.n as f64).sqrt()
+            return f64::NAN;
         }
+        let n = self.n as u128;
+        let exact = n
+            .checked_mul(self.sum_sq_ns2)
+            .zip(self.sum_ns.checked_mul(self.sum_ns))
+            .map(|(a, b)| a - b);
+        let spread_ns = match exact {
+            Some(v) => (v as f64).sqrt() / self.n as f64,
+            None => {
+                let mean = self.sum_ns as f64 / self.n as f64;
+                (self.sum_sq_ns2 as f64 / self.n as f64 - mean * mean).max(0.0).sqrt()
+            }
+        };
+        spread_ns / NANOS_PER_SEC as f64
     }
 }
 
@@ -139,7 +155,7 @@ impl Window {
 struct ClassStats {
     arrivals: u64,
     drops: u64,
-    sojourn: RunningStats,
+    sojourn: DelayStats,
 }
 
 /// Counts loss runs as `spec/metrics.md` defines them.
@@ -204,7 +220,6 @@ pub struct QueueMonitor {
     departures: u64,
     drops: [u64; 6],
     marks: u64,
-    sojourn: RunningStats,
     // Backlog integral since the window opened, exact in packet-nanoseconds.
     last_change: Time,
     last_pkts: u64,
@@ -226,7 +241,6 @@ impl QueueMonitor {
             departures: 0,
             drops: [0; 6],
             marks: 0,
-            sojourn: RunningStats::default(),
             last_change: Time::ZERO,
             last_pkts: 0,
             area: 0,
@@ -307,9 +321,7 @@ impl QueueMonitor {
         self.busy_ns += self.window.overlap_ns(now, tx_end);
         if self.window.contains(now) {
             self.departures += 1;
-            let s = (now - enqueued_at).as_secs_f64();
-            self.sojourn.push(s);
-            self.classes[class as usize].sojourn.push(s);
+            self.classes[class as usize].sojourn.push(now - enqueued_at);
         }
     }
 
@@ -344,6 +356,8 @@ impl QueueMonitor {
         let mean = self.area as f64 / w_ns;
         let var = self.area2 as f64 / w_ns - mean * mean;
         let (run_mean, run_var) = self.runs.moments();
+        let mut sojourn = DelayStats::default();
+        self.classes.iter().for_each(|c| sojourn.merge(&c.sojourn));
         let hist: Map<String, Value> = self
             .runs
             .hist
@@ -378,9 +392,9 @@ impl QueueMonitor {
         }
         m.insert("marks".into(), json!(self.marks));
         m.insert("loss_rate".into(), num(ratio(drops as f64, self.arrivals as f64)));
-        m.insert("qdelay_mean_s".into(), num(self.sojourn.mean()));
-        m.insert("qdelay_std_s".into(), num(self.sojourn.std()));
-        m.insert("qdelay_max_s".into(), num(self.sojourn.max()));
+        m.insert("qdelay_mean_s".into(), num(sojourn.mean()));
+        m.insert("qdelay_std_s".into(), num(sojourn.std()));
+        m.insert("qdelay_max_s".into(), num(sojourn.max()));
         m.insert("qlen_mean_pkts".into(), num(mean));
         m.insert("qlen_var_pkts".into(), num(var.max(0.0)));
         m.insert("utilization".into(), num(self.busy_ns as f64 / w_ns));
@@ -415,7 +429,7 @@ pub struct FlowStats {
     /// downloads, and reports requests apart.
     pub request_bytes: u64,
     pub drops: u64,
-    pub delay: RunningStats,
+    pub delay: DelayStats,
 }
 
 #[cfg(test)]
@@ -457,19 +471,27 @@ mod test {
     }
 
     #[test]
-    fn test_running_stats_merge_equals_single_pass() {
-        let xs = [1.0, 4.0, 2.5, 8.0, -3.0, 0.5];
-        let mut all = RunningStats::default();
-        xs.iter().for_each(|&x| all.push(x));
-        let (mut a, mut b) = (RunningStats::default(), RunningStats::default());
-        xs[..2].iter().for_each(|&x| a.push(x));
-        xs[2..].iter().for_each(|&x| b.push(x));
+    fn test_delay_stats_exact_and_merge_equals_single_pass() {
+        let ns = [1_000, 4_000, 2_500, 8_000, 3_000, 500];
+        let mut all = DelayStats::default();
+        ns.iter().for_each(|&x| all.push(Duration(x)));
+        let (mut a, mut b) = (DelayStats::default(), DelayStats::default());
+        ns[..2].iter().for_each(|&x| a.push(Duration(x)));
+        ns[2..].iter().for_each(|&x| b.push(Duration(x)));
         a.merge(&b);
         assert_eq!(a.n, 6);
-        assert!((a.mean() - all.mean()).abs() < 1e-12 && (a.std() - all.std()).abs() < 1e-12);
-        // By hand: sum 13, sum of squares 96.5, so var = 96.5/6 - (13/6)^2 = 410/36.
-        assert!((all.std() - (410.0_f64 / 36.0).sqrt()).abs() < 1e-12);
-        assert_eq!((all.min(), all.max()), (-3.0, 8.0));
+        assert_eq!((a.mean(), a.std(), a.min(), a.max()), (all.mean(), all.std(), all.min(), all.max()));
+        // By hand, in microseconds: sum 19, sum of squares 96.5, so
+        // var = 96.5/6 - (19/6)^2 = 218/36.
+        assert_eq!(all.mean(), 19e-6 / 6.0);
+        assert!((all.std() - (218.0_f64 / 36.0).sqrt() * 1e-6).abs() < 1e-18);
+        assert_eq!((all.min(), all.max()), (0.5e-6, 8e-6));
+        // Equal samples have no spread at all, however many and however long.
+        let mut same = DelayStats::default();
+        (0..1000).for_each(|_| same.push(Duration(123_456_789_012)));
+        assert_eq!((same.std(), same.mean()), (0.0, 123.456789012));
+        let none = DelayStats::default();
+        assert!(none.mean().is_nan() && none.std().is_nan() && none.min().is_nan() && none.max().is_nan());
     }
 
     #[test]

@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 
 use crate::app::UdpSource;
 use crate::engine::{EventQueue, Fired, LinkEvent, Next, Timer};
-use crate::monitor::{jain_index, num, ratio, FlowStats, QueueMonitor, RunningStats, Totals, Window};
+use crate::monitor::{jain_index, num, ratio, DelayStats, FlowStats, QueueMonitor, Totals, Window};
 use crate::qdiscs::describe;
 use crate::scenario::{DelaySpec, Report, Scenario, SourceSpec};
 use crate::tcp::conn::{Payload, TcpConn};
@@ -79,8 +79,8 @@ struct TcpFlow {
     counts: [u64; 4],
     last_seen: crate::tcp::TcpSenderStats,
     /// srtt and RTO after each ACK inside the window (s).
-    srtt: RunningStats,
-    rto: RunningStats,
+    srtt: DelayStats,
+    rto: DelayStats,
     /// Completion times of the transfers that ended inside the window.
     transfer_times: Vec<f64>,
     /// Payload delivered in order over the run, all connections.
@@ -105,8 +105,8 @@ impl TcpFlow {
             payload_seed: 0,
             counts: [0; 4],
             last_seen: Default::default(),
-            srtt: RunningStats::default(),
-            rto: RunningStats::default(),
+            srtt: DelayStats::default(),
+            rto: DelayStats::default(),
             transfer_times: Vec::new(),
             transfer_bytes: 0,
         }
@@ -475,8 +475,8 @@ impl<'s> Sim<'s> {
                             payload_seed,
                             counts: [0; 4],
                             last_seen: Default::default(),
-                            srtt: RunningStats::default(),
-                            rto: RunningStats::default(),
+                            srtt: DelayStats::default(),
+                            rto: DelayStats::default(),
                             transfer_times: Vec::new(),
                             transfer_bytes: 0,
                         })
@@ -1352,7 +1352,7 @@ impl<'s> Sim<'s> {
                     let s = &mut self.stats[f as usize];
                     s.delivered_pkts += 1;
                     s.delivered_bytes += pkt.size_bytes as u64;
-                    s.delay.push((now - pkt.sent_at).as_secs_f64());
+                    s.delay.push(now - pkt.sent_at);
                 }
             }
             // A late packet of a connection the flow has closed.
@@ -1385,7 +1385,7 @@ impl<'s> Sim<'s> {
                     // One-way delay of the packets that delivered data (not
                     // of duplicates, or of out-of-order packets held back).
                     if pkts > 0 {
-                        s.delay.push((now - pkt.sent_at).as_secs_f64());
+                        s.delay.push(now - pkt.sent_at);
                     }
                 }
                 self.tcp_ack(f);
@@ -1413,9 +1413,9 @@ impl<'s> Sim<'s> {
                 if inside {
                     // The RTO as the sender would arm it now; srtt once there
                     // is an estimate (a fixed RTO keeps none).
-                    t.rto.push(t.conn.sender.rto().as_secs_f64());
+                    t.rto.push(t.conn.sender.rto());
                     if t.conn.sender.srtt() > Duration::ZERO {
-                        t.srtt.push(t.conn.sender.srtt().as_secs_f64());
+                        t.srtt.push(t.conn.sender.srtt());
                     }
                 }
                 self.segments = segs;
@@ -1560,7 +1560,7 @@ impl<'s> Sim<'s> {
             let (mut sent_pkts, mut sent_bytes, mut deliv_pkts, mut deliv_bytes, mut drops) =
                 (0u64, 0u64, 0u64, 0u64, 0u64);
             let mut request_bytes = 0u64;
-            let mut delay = RunningStats::default();
+            let mut delay = DelayStats::default();
             let mut tcp_totals = [0u64; 4];
             let mut transfer_times = Vec::new();
             for j in 0..group.count {
@@ -1736,14 +1736,15 @@ impl<'s> Sim<'s> {
 /// Count, mean, standard deviation and percentiles of transfer times.
 fn times_summary(xs: &mut [f64]) -> Value {
     xs.sort_unstable_by(f64::total_cmp);
-    let mut stats = RunningStats::default();
-    xs.iter().for_each(|&x| stats.push(x));
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    let std = (xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n).sqrt();
     let pct = |p: f64| {
-        xs.get(((xs.len() as f64 * p).ceil() as usize).saturating_sub(1))
+        xs.get(((n * p).ceil() as usize).saturating_sub(1))
             .map_or(Value::Null, |x| num(*x))
     };
     json!({
-        "count": stats.n, "mean_s": num(stats.mean()), "std_s": num(stats.std()),
+        "count": xs.len(), "mean_s": num(mean), "std_s": num(std),
         "p50_s": pct(0.5), "p95_s": pct(0.95), "p99_s": pct(0.99),
     })
 }
