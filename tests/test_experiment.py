@@ -1,6 +1,7 @@
 """Experiments: sweep points, the results store, resuming, failures and
 confidence intervals."""
 
+import json
 import math
 import random
 import signal
@@ -14,6 +15,7 @@ import pytest
 from scipy import stats
 
 import aqmlab
+from aqmlab import _engine
 from aqmlab.experiment import Experiment
 from aqmlab.stats import batch_means, summarize
 from aqmlab.store import Store, flatten_metrics
@@ -175,6 +177,28 @@ def test_table_matches_theory_and_scipy(tmp_path):
     lo, hi = stats.t.interval(0.95, 4, loc=sum(values) / 5, scale=stats.sem(values))
     assert row["n"] == 5 and row["ci_low"] == pytest.approx(lo) and row["ci_high"] == pytest.approx(hi)
     assert abs(row["mean"] - 0.050814) < 3 * (hi - lo) / 2 + 1e-4
+
+
+def test_store_keeps_each_flow_row_once_and_every_metric(tmp_path):
+    """A run's per-flow rows go to `flows` (in order, as the engine wrote
+    them), its summary to `runs` without them, and its numbers to
+    `metrics`, NULL where the engine had none."""
+    sc = aqmlab.Scenario.load(EXAMPLES / "tcp-dumbbell.toml").with_(duration="5s", warmup="1s")
+    result = json.loads(_engine.run(sc.to_json(), 3))
+    flows = result["summary"]["flows"]
+    assert len(flows) > 1
+    row = {"key": "k", "experiment": "e", "point": 0, "labels": {}, "replication": 0, "seed": 3,
+           "engine_version": _engine.ENGINE_VERSION, "scenario_hash": "h", "status": "ok", "error": None,
+           "wall_s": 0.0, "scenario": sc.to_json()}
+    with Store(tmp_path / "s.duckdb") as st:
+        st.write_run(row, result, replace=False)
+        summary = json.loads(st.db.execute("SELECT summary FROM runs").fetchone()[0])
+        stored = [json.loads(d) for (d,) in st.db.execute("SELECT data FROM flows ORDER BY flow").fetchall()]
+        metrics = st.db.execute("SELECT metric, value FROM metrics ORDER BY rowid").fetchall()
+    assert "flows" not in summary and summary == {k: v for k, v in result["summary"].items() if k != "flows"}
+    assert stored == flows
+    expected = list(flatten_metrics(result["summary"]))
+    assert metrics == expected and any(v is None for _, v in expected)
 
 
 def test_a_failing_run_is_stored_with_its_message(tmp_path):

@@ -35,6 +35,7 @@ from typing import Any, Iterator
 
 import duckdb
 import pandas as pd
+import pyarrow as pa
 
 from aqmlab.exceptions import AqmlabError
 from aqmlab.files import write_atomic
@@ -178,16 +179,21 @@ class Store:
                 for table in ("runs", "metrics", "flows", "series"):
                     cur.execute(f"DELETE FROM {table} WHERE key = ?", [row["key"]])
             summary = result["summary"] if result else None
+            flows = summary.get("flows", []) if summary else []
             cur.execute(
                 "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [row["key"], row["experiment"], row["point"], json.dumps(row["labels"]), row["replication"],
                  row["seed"], row["engine_version"], row["scenario_hash"], row["status"], row.get("error"),
-                 row["wall_s"], row["scenario"], json.dumps(summary) if summary else None],
+                 row["wall_s"], row["scenario"],
+                 json.dumps({k: v for k, v in summary.items() if k != "flows"}) if summary else None],
             )
             if summary:
-                _insert_rows(cur, "metrics", [(row["key"], m, v) for m, v in flatten_metrics(summary)])
-                _insert_rows(cur, "flows", [(row["key"], i, json.dumps(f))
-                                            for i, f in enumerate(summary.get("flows", []))])
+                metrics = list(flatten_metrics(summary))
+                _append(cur, "metrics", {"key": [row["key"]] * len(metrics), "metric": [m for m, _ in metrics],
+                                         "value": pa.array([v for _, v in metrics], pa.float64())})
+                _append(cur, "flows", {"key": [row["key"]] * len(flows),
+                                       "flow": pa.array(range(len(flows)), pa.int32()),
+                                       "data": [json.dumps(f) for f in flows]})
             if result and result.get("series"):
                 cur.execute("INSERT INTO series VALUES (?, ?)", [row["key"], self._write_series(row["key"], result)])
             cur.execute("COMMIT")
@@ -198,10 +204,13 @@ class Store:
             cur.close()
 
 
-def _insert_rows(cur: Any, table: str, rows: list[tuple[Any, ...]], chunk: int = 1000) -> None:
-    """Inserts rows with one statement per `chunk` rows: far cheaper in
-    DuckDB than a statement per row."""
-    for i in range(0, len(rows), chunk):
-        part = rows[i : i + chunk]
-        marks = ", ".join(["(" + ", ".join("?" * len(part[0])) + ")"] * len(part))
-        cur.execute(f"INSERT INTO {table} VALUES {marks}", [x for r in part for x in r])
+def _append(cur: Any, table: str, columns: dict[str, Any]) -> None:
+    """Inserts the rows given column by column, in one statement that scans
+    an Arrow table: far cheaper in DuckDB than a statement per row."""
+    rows = pa.table(columns)
+    if rows.num_rows:
+        cur.register("_rows", rows)
+        try:
+            cur.execute(f"INSERT INTO {table} SELECT * FROM _rows")
+        finally:
+            cur.unregister("_rows")

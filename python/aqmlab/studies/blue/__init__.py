@@ -99,7 +99,7 @@ def d2_name(mode: str) -> str:
 
 def _stalled(summary: dict[str, Any]) -> float | None:
     """Fraction of the TCP flows that delivered nothing in the window."""
-    flows = summary.get("flows") or []
+    flows = summary["flows"]
     return None if not flows else sum(1 for f in flows if f["delivered"] == 0) / len(flows)
 
 
@@ -179,7 +179,7 @@ class Blue(Study):
     def _onoff_table(self, report: StudyReport, sc: dict[str, Any], mode: str) -> pd.DataFrame:
         rows = []
         for b in sc["buffers_kb"]:
-            runs = report.runs(d1_name(b, mode))
+            runs = report.runs(d1_name(b, mode), flows=True)
             if runs.empty:
                 continue
             for (conns, label), g in runs.groupby(["traffic[0].count", "topology.qdisc"], sort=False):
@@ -265,7 +265,7 @@ class Blue(Study):
         r = sc["ramp"]
         report.section(f"{part}: infinite sources, {r['per_group']} more every {r['step_s']} s, "
                        f"{' vs '.join(RAMP_CONFIGS)}" + (" (ECN timeout)" if mode == "timeout" else ""))
-        runs = report.runs(name)
+        runs = report.runs(name, flows=True)
         if runs.empty:
             report.text("No runs finished.")
             return

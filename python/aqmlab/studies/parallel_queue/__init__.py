@@ -147,7 +147,7 @@ class ParallelQueue(Study):
         of the dynamic-threshold runs per N, one array per replication."""
         exp = "c1-ared-thresholds"
         report.section("C1: Adaptive RED with fixed and dynamic thresholds")
-        runs = report.runs(exp)
+        runs = report.runs(exp, flows=True)
         windows = _phase_windows(c1)
         on_s = c1["leave_s"] - c1["join_s"]
         rows = []
@@ -242,7 +242,7 @@ class ParallelQueue(Study):
     def _c2(self, report: StudyReport) -> None:
         exp = "c2-red-tail"
         report.section("C2: RED+Tail with web, CBR and FTP traffic")
-        runs = report.runs(exp)
+        runs = report.runs(exp, flows=True)
         runs = runs.assign(scheme=[C2_SCHEMES[x][0] for x in runs[QDISC_AXIS]],
                            thresholds=[C2_SCHEMES[x][1] for x in runs[QDISC_AXIS]])
 

@@ -217,9 +217,9 @@ class Ted(Study):
     @staticmethod
     def _runs(report: StudyReport) -> pd.DataFrame:
         """Runs of both experiments with a `scheme` column."""
-        e1 = report.runs("e1")
+        e1 = report.runs("e1", flows=True)
         e1["scheme"] = e1[f"topology.links[{[x[0] for x in LINKS].index(BOTTLENECK)}].qdisc"]
-        e3 = report.runs("e3")
+        e3 = report.runs("e3", flows=True)
         e3["scheme"] = e3["traffic[0].tcp"]
         e1["experiment"], e3["experiment"] = "e1", "e3"
         return pd.concat([e1, e3], ignore_index=True)
