@@ -153,7 +153,11 @@ impl LinkClock {
         let [a, b] = [self.pending[2 * j], self.pending[2 * j + 1]];
         let (ka, kb) = (a[0].min(a[1]), b[0].min(b[1]));
         let mut i = self.base + j;
-        self.pairs[i / 2][i % 2] = if kb < ka { (kb, 2 * j as u32 + 1) } else { (ka, 2 * j as u32) };
+        self.pairs[i / 2][i % 2] = if kb < ka {
+            (kb, 2 * j as u32 + 1)
+        } else {
+            (ka, 2 * j as u32)
+        };
         while i > 1 {
             let [a, b] = self.pairs[i / 2];
             i /= 2;

@@ -480,7 +480,10 @@ mod test {
         ns[2..].iter().for_each(|&x| b.push(Duration(x)));
         a.merge(&b);
         assert_eq!(a.n, 6);
-        assert_eq!((a.mean(), a.std(), a.min(), a.max()), (all.mean(), all.std(), all.min(), all.max()));
+        assert_eq!(
+            (a.mean(), a.std(), a.min(), a.max()),
+            (all.mean(), all.std(), all.min(), all.max())
+        );
         // By hand, in microseconds: sum 19, sum of squares 96.5, so
         // var = 96.5/6 - (19/6)^2 = 218/36.
         assert_eq!(all.mean(), 19e-6 / 6.0);

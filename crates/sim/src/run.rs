@@ -303,6 +303,8 @@ pub struct Sim<'s> {
     web: Vec<WebSlot>,
     free_slots: Vec<u32>,
     slot_timers: Vec<(Timer, Timer, u32)>,
+    /// Buffers of closed web connections, for new ones to reuse.
+    spare: Vec<crate::tcp::conn::Spare>,
     web_actions: Vec<WebAction>,
     http: Vec<HttpSlot>,
     http_actions: Vec<Http11Action>,
@@ -384,6 +386,7 @@ impl<'s> Sim<'s> {
             web: Vec::new(),
             free_slots: Vec::new(),
             slot_timers: Vec::new(),
+            spare: Vec::new(),
             web_actions: Vec::new(),
             http: Vec::new(),
             http_actions: Vec::new(),
@@ -871,7 +874,10 @@ impl<'s> Sim<'s> {
         let mut cfg = web.cfg;
         cfg.syn = syn;
         let payload = Payload::new(crate::dist::Dist::Constant(web.payload_bytes as f64), 0, Some(bytes));
-        let conn = TcpConn::new(&cfg, payload, Duration::ZERO).expect("a validated TCP configuration");
+        let mut conn = TcpConn::new(&cfg, payload, Duration::ZERO).expect("a validated TCP configuration");
+        if let Some(spare) = self.spare.pop() {
+            conn.reuse(spare);
+        }
         let meta = FlowMeta {
             stat,
             src,
@@ -907,7 +913,9 @@ impl<'s> Sim<'s> {
     /// slot (with its timers' generations) to the free list.
     fn close_web_conn(&mut self, f: u32, w: u32) {
         let inside = self.window.contains(self.now);
-        let mut t = self.tcp[f as usize].take().expect("an open web connection");
+        // Worked on in place (the flow is large) and then dropped, its
+        // buffers kept for the next connection.
+        let t = self.tcp[f as usize].as_mut().expect("an open web connection");
         t.account(inside);
         t.sender_timer.reset();
         t.sink_timer.reset();
@@ -915,6 +923,8 @@ impl<'s> Sim<'s> {
             *total += c;
         }
         self.slot_timers[f as usize] = (t.sender_timer, t.sink_timer, t.gen);
+        self.spare.push(t.conn.take_spare());
+        self.tcp[f as usize] = None;
         self.free_slots.push(f);
         let group = self.flows[self.web[w as usize].stat as usize].group as usize;
         self.active_changed(group, -1);

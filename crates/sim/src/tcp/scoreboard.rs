@@ -26,11 +26,25 @@ pub(crate) struct Scoreboard {
 impl Scoreboard {
     pub(crate) fn new() -> Scoreboard {
         Scoreboard {
-            blocks: Vec::with_capacity(8),
+            blocks: Vec::new(),
             total: 0,
             h_seqno: -1,
             sack_min: -1,
         }
+    }
+
+    /// Hands over the (emptied) block buffer, for another scoreboard to
+    /// reuse through [`Scoreboard::reuse`].
+    pub(crate) fn take_buffer(&mut self) -> Vec<(i64, i64)> {
+        let mut v = std::mem::take(&mut self.blocks);
+        v.clear();
+        v
+    }
+
+    /// Takes over an empty buffer from [`Scoreboard::take_buffer`].
+    pub(crate) fn reuse(&mut self, buffer: Vec<(i64, i64)>) {
+        debug_assert!(buffer.is_empty() && self.blocks.is_empty());
+        self.blocks = buffer;
     }
 
     /// Forgets every SACKed range (on a new ACK outside recovery, on exit

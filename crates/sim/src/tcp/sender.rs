@@ -222,6 +222,16 @@ impl TcpSender {
     /// of ns-2's emulated tick clock, in `[0, tick)` (drawn by the engine;
     /// ignored unless `rto` is `Ns2`). Fails on a parameter out of range
     /// and on an unresolved `rto = Ted`.
+    /// Hands over the (emptied) SACK scoreboard buffer (see
+    /// [`crate::tcp::conn::Spare`]).
+    pub(crate) fn take_buffer(&mut self) -> Vec<(i64, i64)> {
+        self.scoreboard.take_buffer()
+    }
+
+    pub(crate) fn reuse(&mut self, buffer: Vec<(i64, i64)>) {
+        self.scoreboard.reuse(buffer);
+    }
+
     pub fn new(cfg: &TcpConfig, boot_offset: Duration) -> Result<TcpSender, String> {
         if cfg.initial_window == 0 {
             return Err("initial_window must be at least 1 (got 0)".to_string());

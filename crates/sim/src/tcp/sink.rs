@@ -111,7 +111,7 @@ impl TcpSink {
             },
             stats: TcpSinkStats::default(),
             next: 0,
-            out_of_order: Vec::with_capacity(8),
+            out_of_order: Vec::new(),
             maxseen: -1,
             reported: [(0, 0); MAX_SACK_BLOCKS],
             n_reported: 0,
@@ -119,6 +119,20 @@ impl TcpSink {
             held: None,
             delack_deadline: None,
         }
+    }
+
+    /// Hands over the (emptied) out-of-order buffer, for another sink to
+    /// reuse through [`TcpSink::reuse`].
+    pub(crate) fn take_buffer(&mut self) -> Vec<(u32, u32)> {
+        let mut v = std::mem::take(&mut self.out_of_order);
+        v.clear();
+        v
+    }
+
+    /// Takes over an empty buffer from [`TcpSink::take_buffer`].
+    pub(crate) fn reuse(&mut self, buffer: Vec<(u32, u32)>) {
+        debug_assert!(buffer.is_empty() && self.out_of_order.is_empty());
+        self.out_of_order = buffer;
     }
 
     /// A packet arrived. Returns the packets it delivers in order.
