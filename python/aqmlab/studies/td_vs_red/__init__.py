@@ -62,7 +62,7 @@ class TdVsRed(Study):
     title = "Study A: Tail Drop vs RED flavours for bulk and web traffic"
     source = ("Brandauer, Iannaccone, Diot, Ziegler, Fdida, May, \"Comparison of tail drop and active queue "
               "management performance for bulk-data and Web-like Internet traffic\", IEEE ISCC 2001.")
-    runtime = {"smoke": "10 s", "quick": "70 s", "full": "16 min"}
+    runtime = {"smoke": "10 s", "quick": "70 s", "full": "15 min"}
 
     def experiments(self, scale: str) -> dict[str, str]:
         sc = SCALES[scale]
