@@ -19,6 +19,7 @@ use serde_json::{json, Map, Value};
 /// (no division, unlike Welford's update), merging is exact, so a total
 /// over classes or flows is the same as one pass over all the samples,
 /// and the mean comes out correctly rounded whatever the number of samples.
+/// (The sums fit in 128 bits for, e.g., 10^12 samples of an hour each.)
 #[derive(Clone, Copy, Debug)]
 pub struct DelayStats {
     pub n: u64,
@@ -493,6 +494,15 @@ mod test {
         let mut same = DelayStats::default();
         (0..1000).for_each(|_| same.push(Duration(123_456_789_012)));
         assert_eq!((same.std(), same.mean()), (0.0, 123.456789012));
+        // Past 128 bits (n S2 overflows) the floating-point fallback: 16
+        // samples of x and 16 of 3x, x = 2^58 ns, have mean 2x and std x,
+        // all exact in binary.
+        let x = 1u64 << 58;
+        let mut huge = DelayStats::default();
+        (0..16).for_each(|_| huge.push(Duration(x)));
+        (0..16).for_each(|_| huge.push(Duration(3 * x)));
+        assert!((huge.n as u128).checked_mul(huge.sum_sq_ns2).is_none());
+        assert_eq!((huge.mean(), huge.std()), (2.0 * x as f64 / 1e9, x as f64 / 1e9));
         let none = DelayStats::default();
         assert!(none.mean().is_nan() && none.std().is_nan() && none.min().is_nan() && none.max().is_nan());
     }

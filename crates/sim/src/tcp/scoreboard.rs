@@ -33,18 +33,10 @@ impl Scoreboard {
         }
     }
 
-    /// Hands over the (emptied) block buffer, for another scoreboard to
-    /// reuse through [`Scoreboard::reuse`].
-    pub(crate) fn take_buffer(&mut self) -> Vec<(i64, i64)> {
-        let mut v = std::mem::take(&mut self.blocks);
-        v.clear();
-        v
-    }
-
-    /// Takes over an empty buffer from [`Scoreboard::take_buffer`].
-    pub(crate) fn reuse(&mut self, buffer: Vec<(i64, i64)>) {
-        debug_assert!(buffer.is_empty() && self.blocks.is_empty());
-        self.blocks = buffer;
+    /// The block buffer, only to hand it between connections
+    /// ([`crate::tcp::conn::Spare`]).
+    pub(crate) fn buffer(&mut self) -> &mut Vec<(i64, i64)> {
+        &mut self.blocks
     }
 
     /// Forgets every SACKed range (on a new ACK outside recovery, on exit

@@ -222,14 +222,10 @@ impl TcpSender {
     /// of ns-2's emulated tick clock, in `[0, tick)` (drawn by the engine;
     /// ignored unless `rto` is `Ns2`). Fails on a parameter out of range
     /// and on an unresolved `rto = Ted`.
-    /// Hands over the (emptied) SACK scoreboard buffer (see
-    /// [`crate::tcp::conn::Spare`]).
-    pub(crate) fn take_buffer(&mut self) -> Vec<(i64, i64)> {
-        self.scoreboard.take_buffer()
-    }
-
-    pub(crate) fn reuse(&mut self, buffer: Vec<(i64, i64)>) {
-        self.scoreboard.reuse(buffer);
+    /// The SACK scoreboard's buffer, only to hand it between connections
+    /// ([`crate::tcp::conn::Spare`]).
+    pub(crate) fn buffer(&mut self) -> &mut Vec<(i64, i64)> {
+        self.scoreboard.buffer()
     }
 
     pub fn new(cfg: &TcpConfig, boot_offset: Duration) -> Result<TcpSender, String> {

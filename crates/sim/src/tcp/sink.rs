@@ -121,18 +121,10 @@ impl TcpSink {
         }
     }
 
-    /// Hands over the (emptied) out-of-order buffer, for another sink to
-    /// reuse through [`TcpSink::reuse`].
-    pub(crate) fn take_buffer(&mut self) -> Vec<(u32, u32)> {
-        let mut v = std::mem::take(&mut self.out_of_order);
-        v.clear();
-        v
-    }
-
-    /// Takes over an empty buffer from [`TcpSink::take_buffer`].
-    pub(crate) fn reuse(&mut self, buffer: Vec<(u32, u32)>) {
-        debug_assert!(buffer.is_empty() && self.out_of_order.is_empty());
-        self.out_of_order = buffer;
+    /// The out-of-order buffer, only to hand it between connections
+    /// ([`crate::tcp::conn::Spare`]).
+    pub(crate) fn buffer(&mut self) -> &mut Vec<(u32, u32)> {
+        &mut self.out_of_order
     }
 
     /// A packet arrived. Returns the packets it delivers in order.
