@@ -31,10 +31,26 @@ fn run(py: Python<'_>, scenario_json: &str, seed: Option<u64>) -> PyResult<Strin
         })
 }
 
+/// The scenario (JSON) as an ns-2.35 Tcl script run with `seed` (the
+/// scenario's own if None). Raises ValueError with (key path, message) pairs
+/// for an invalid scenario or for settings ns-2.35 cannot express.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, seed=None))]
+fn export_ns2(scenario_json: &str, seed: Option<u64>) -> PyResult<String> {
+    let to_py = |errs: Vec<aqmlab_sim::ConfigError>| {
+        let problems: Vec<(String, String)> = errs.into_iter().map(|e| (e.path, e.message)).collect();
+        PyValueError::new_err(problems)
+    };
+    let sc = aqmlab_sim::Scenario::from_json(scenario_json).map_err(to_py)?;
+    let seed = seed.unwrap_or(sc.seed);
+    aqmlab_ns2::export(&sc, seed).map_err(to_py)
+}
+
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ENGINE_VERSION", aqmlab_sim::ENGINE_VERSION)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(export_ns2, m)?)?;
     Ok(())
 }

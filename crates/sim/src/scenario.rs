@@ -75,6 +75,10 @@ pub struct LinkSpec {
     pub mtu_bytes: u32,
     pub delay: DelaySpec,
     pub qdisc: QdiscSpec,
+    /// The key path of the table that configured `qdisc` (e.g.
+    /// `topology.links[2].reverse_qdisc`), for messages about it after
+    /// validation (such as what an ns-2 export cannot express).
+    pub qdisc_path: String,
     pub report: Report,
 }
 
@@ -527,7 +531,7 @@ impl NetBuilder {
         to: u32,
         info: LinkInfo,
         delay: DelaySpec,
-        qdisc: QdiscSpec,
+        (qdisc, qdisc_path): (QdiscSpec, String),
         report: Report,
     ) {
         self.net.links.push(LinkSpec {
@@ -538,6 +542,7 @@ impl NetBuilder {
             mtu_bytes: info.mtu_bytes,
             delay,
             qdisc,
+            qdisc_path,
             report,
         });
     }
@@ -855,6 +860,7 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
     )?;
     let (qdisc, reverse_qdisc, access_qdisc) = (qdisc?, reverse_qdisc?, access_qdisc?);
 
+    let access_path = t.key_path("access_qdisc");
     let mut b = NetBuilder::new();
     let r1 = b.node("R1".to_string());
     let r2 = b.node("R2".to_string());
@@ -864,7 +870,7 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
         r2,
         bottleneck.info(),
         DelaySpec::Fixed(bottleneck.delay),
-        qdisc,
+        (qdisc, t.key_path("qdisc")),
         Report::Always,
     );
     b.link(
@@ -873,7 +879,7 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
         r1,
         bottleneck.info(),
         DelaySpec::Fixed(bottleneck.delay),
-        reverse_qdisc,
+        (reverse_qdisc, t.key_path("reverse_qdisc")),
         Report::Always,
     );
     // Each host's access link: the same rate, delay and queue both ways.
@@ -896,7 +902,7 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
                 to,
                 info,
                 delay.clone(),
-                access_qdisc.clone(),
+                (access_qdisc.clone(), access_path.clone()),
                 Report::IfDropped,
             );
         }
@@ -940,10 +946,12 @@ fn read_duplex(
     let fname = b.net.nodes[from as usize].name.clone();
     let tname = b.net.nodes[to as usize].name.clone();
     let name = name.unwrap_or_else(|| format!("{fname}->{tname}"));
-    b.link(name, from, to, rd.info(), DelaySpec::Fixed(rd.delay), q, report);
+    let qpath = (q, format!("{path}.qdisc"));
+    b.link(name, from, to, rd.info(), DelaySpec::Fixed(rd.delay), qpath, report);
     if duplex {
         let rname = reverse_name.unwrap_or_else(|| format!("{tname}->{fname}"));
-        b.link(rname, to, from, rd.info(), DelaySpec::Fixed(rd.delay), rq, report);
+        let rqpath = (rq, format!("{path}.reverse_qdisc"));
+        b.link(rname, to, from, rd.info(), DelaySpec::Fixed(rd.delay), rqpath, report);
     }
 }
 

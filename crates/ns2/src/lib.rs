@@ -1,0 +1,897 @@
+//! aqmlab-ns2: a scenario as an ns-2.35 Tcl script.
+//!
+//! The classic AQM studies ran on ns-2, and aqmlab's RED, one-way TCP
+//! agents and traffic sources follow ns-2.35's semantics. [`export`] writes
+//! the same scenario for `ns` so that anyone can check that claim: the
+//! script builds the same nodes, links, queues and flows, runs, and prints
+//! one JSON object with the keys of `aqmlab run --json` (plus `simulator =
+//! "ns-2"`), measured over the same window.
+//!
+//! What ns-2.35 cannot express is refused with the key path of the setting
+//! and the reason, never approximated in silence: disciplines ns-2 lacks
+//! (BLUE, SFB, TED, CoDel, PIE, FQ-CoDel, RED+Tail, Bernoulli), RED options
+//! it has no counterpart for, payload sizes drawn per packet, and traffic
+//! kinds it has no generator for. Where ns-2 and aqmlab count the same event
+//! differently the script says so in a comment and the summary keeps ns-2's
+//! count (a RED buffer overflow is one of ns-2's forced drops).
+//!
+//! Conventions that differ between the two and that the script converts:
+//! - buffer limits: aqmlab's `limit` counts packets waiting behind the one in
+//!   transmission. ns-2's DropTail with `limit_ N` holds N - 1 waiting (it
+//!   enqueues, then drops if the length reached N) and RED holds N (it checks
+//!   before enqueueing), so DropTail gets `limit_ L + 1` and RED `limit_ L`;
+//! - RED's defaults: ns-2.35 defaults to byte mode, gentle and `wait_`, and
+//!   aqmlab does not, so every RED variable is set explicitly;
+//! - thresholds of a byte queue are given to ns-2 in mean packets (it
+//!   multiplies them by `mean_pktsize_`).
+
+
+use aqmlab_qdisc::{
+    Adapt, AredUpdate, AvgOf, DropSpacing, DropWhere, EcnAboveMaxTh, GentleSlope, IdleDecay, Limit, QueueUnit,
+    RedParams,
+};
+use aqmlab_sim::config::ConfigError;
+use aqmlab_sim::dist::Dist;
+use aqmlab_sim::qdiscs::{self, QdiscSpec};
+use aqmlab_sim::scenario::{DelaySpec, GroupSpec, Report, Scenario, SourceSpec};
+use aqmlab_sim::tcp::config::{EcnAtCwnd1, RtoConfig, TcpConfig, Variant};
+
+/// The summary procedures every exported script carries.
+const RUNTIME: &str = include_str!("runtime.tcl");
+
+/// ns-2's `limit_` is a C int; an unlimited aqmlab queue gets this.
+const NS2_UNLIMITED: u64 = 1_000_000_000;
+
+/// The ns-2.35 script for `sc` run with `seed` (the script also takes a seed
+/// as its first argument), or every setting ns-2.35 cannot express.
+pub fn export(sc: &Scenario, seed: u64) -> Result<String, Vec<ConfigError>> {
+    let mut w = Writer {
+        out: String::new(),
+        errors: Vec::new(),
+        delays: Vec::new(),
+    };
+    w.script(sc, seed);
+    if w.errors.is_empty() {
+        Ok(w.out)
+    } else {
+        Err(w.errors)
+    }
+}
+
+struct Writer {
+    out: String,
+    errors: Vec<ConfigError>,
+    /// Each link's propagation delay in seconds, as a Tcl word.
+    delays: Vec<String>,
+}
+
+/// `x` as Tcl reads it back exactly (Rust prints the shortest round-trip form).
+fn num(x: f64) -> String {
+    format!("{x:?}")
+}
+
+fn secs(ns: u64) -> String {
+    num(ns as f64 / 1e9)
+}
+
+/// `s` as one Tcl word in double quotes, with every character that Tcl
+/// would substitute escaped.
+fn tcl_str(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' | '\\' | '$' | '[' | ']' | '{' | '}' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' => out.push_str("\\n"),
+            _ => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+impl Writer {
+    fn refuse(&mut self, path: &str, message: impl Into<String>) {
+        self.errors.push(ConfigError {
+            path: path.to_string(),
+            message: message.into(),
+        });
+    }
+
+    /// `array(name,key) = value`, the element's name quoted as one word
+    /// (names are the user's and may hold any character).
+    fn set(&mut self, array: &str, name: &str, key: &str, value: &str) {
+        let var = tcl_str(&format!("{array}({name},{key})"));
+        self.line(format!("set {var} {value}"));
+    }
+
+    fn line(&mut self, s: impl AsRef<str>) {
+        self.out.push_str(s.as_ref());
+        self.out.push('\n');
+    }
+
+    fn script(&mut self, sc: &Scenario, seed: u64) {
+        let name = &sc.name;
+        self.line(format!(
+            "# ns-2.35 script for the aqmlab scenario {name:?}, written by aqmlab {}.",
+            aqmlab_sim::ENGINE_VERSION
+        ));
+        self.line("# Run it with `ns THIS_FILE [SEED]`: it prints one JSON object with the keys of");
+        self.line("# `aqmlab run --json`, measured over the same window [warmup, duration].");
+        self.line("");
+        self.line(format!("set aq(seed) {seed}"));
+        self.line("if {$argc >= 1} { set aq(seed) [lindex $argv 0] }");
+        self.line("set ns [new Simulator]");
+        self.line("# Every random draw (start times, RED's coin, sources) comes from ns-2's default");
+        self.line("# generator; seed 0 would mean 'from the clock', so seeds are 1 and up.");
+        self.line("global defaultRNG");
+        self.line("$defaultRNG seed [expr {$aq(seed) + 1}]");
+        self.line(format!("set aq(name) {}", tcl_str(name)));
+        self.line(format!("set aq(warmup) {}", secs(sc.warmup.nanos())));
+        self.line(format!("set aq(duration) {}", secs(sc.duration.nanos())));
+        let classes: Vec<String> = sc.classes.iter().map(|c| tcl_str(c)).collect();
+        self.line(format!("set aq(classes) [list {}]", classes.join(" ")));
+        self.line("set aq(trace) [format aqmlab-ns2-%d.tr [pid]]");
+        self.line("set aq(trace_ch) [open $aq(trace) w]");
+        self.line("");
+        self.network(sc);
+        self.line("");
+        self.traffic(sc);
+        self.line("");
+        self.line("# ---------------------------------------------------------------------------");
+        self.out.push_str(RUNTIME);
+        self.line("");
+        self.line("$ns at $aq(warmup) {aq_snapshot w}");
+        self.line("$ns at $aq(duration) {aq_finish}");
+        self.line("$ns run");
+    }
+
+    // -----------------------------------------------------------------------
+    // Nodes, links and queues
+
+    fn network(&mut self, sc: &Scenario) {
+        let net = &sc.net;
+        self.line("# Nodes: ns-2 numbers them in creation order, as aqmlab does.");
+        for (i, n) in net.nodes.iter().enumerate() {
+            self.line(format!("set n({i}) [$ns node] ;# {}", n.name));
+        }
+        self.line("");
+        self.line("# Propagation delays drawn once per run; both directions of an access link share one.");
+        let mut streams: Vec<&str> = Vec::new();
+        for l in &net.links {
+            if let DelaySpec::Drawn { dist, stream } = &l.delay {
+                if !streams.contains(&stream.as_str()) {
+                    streams.push(stream);
+                    let rv = self.random_variable(dist, "topology");
+                    self.line(format!("set aqdelay({}) [expr {{max(0.0, [{rv} value])}}]", streams.len() - 1));
+                }
+            }
+        }
+        self.delays = net
+            .links
+            .iter()
+            .map(|l| match &l.delay {
+                DelaySpec::Fixed(d) => secs(d.nanos()),
+                DelaySpec::Drawn { stream, .. } => {
+                    let k = streams.iter().position(|s| s == stream).expect("every stream was drawn above");
+                    format!("$aqdelay({k})")
+                }
+            })
+            .collect();
+        self.line("");
+        self.line("# Links, one simplex link per direction with its own queue.");
+        let mut queues = Vec::new();
+        for (i, l) in net.links.iter().enumerate() {
+            let (a, b) = (l.from, l.to);
+            let kind = match &l.qdisc {
+                QdiscSpec::DropTail(_) => "DropTail",
+                QdiscSpec::Red(_) => "RED",
+                other => {
+                    let what = match other {
+                        QdiscSpec::Bernoulli(_) => "bernoulli",
+                        QdiscSpec::Ted(_) => "ted",
+                        QdiscSpec::Pie(_) => "pie",
+                        QdiscSpec::Codel(_) => "codel",
+                        QdiscSpec::FqCodel(_) => "fq_codel",
+                        QdiscSpec::Blue(_) => "blue",
+                        QdiscSpec::Sfb(_) => "sfb",
+                        QdiscSpec::RedTail(_) => "red-tail",
+                        QdiscSpec::DropTail(_) | QdiscSpec::Red(_) => unreachable!(),
+                    };
+                    self.refuse(
+                        &format!("{}.kind", l.qdisc_path),
+                        format!(
+                            "\"{what}\" has no counterpart in ns-2.35; an export to ns-2 supports \"droptail\", \"red\", \"ared\" and \"feng-ared\""
+                        ),
+                    );
+                    continue;
+                }
+            };
+            let delay = self.delays[i].clone();
+            self.line(format!(
+                "$ns simplex-link $n({a}) $n({b}) {} {delay} {kind} ;# {}",
+                l.rate_bps,
+                l.name
+            ));
+            self.line(format!("set aqlq({i}) [[$ns link $n({a}) $n({b})] queue]"));
+            self.queue(i, l);
+            let traced = l.report == Report::Always || !matches!(l.qdisc, QdiscSpec::DropTail(p) if p.limit == Limit::Unlimited);
+            if traced {
+                queues.push(i);
+            }
+        }
+        self.line("");
+        self.line("# The queues measured: every reported queue and every queue that can drop.");
+        self.line("set aq(queues) {}");
+        for &i in &queues {
+            let l = &net.links[i];
+            let q = tcl_str(&l.name);
+            let built = l.qdisc.build(l.info(), 0, &sc.classes);
+            let desc = qdiscs::describe(&built, &sc.classes).to_string();
+            let kind = if matches!(l.qdisc, QdiscSpec::Red(_)) { "red" } else { "droptail" };
+            self.line(format!("lappend aq(queues) {q}"));
+            let report = if l.report == Report::Always { "always" } else { "ifdropped" };
+            for (key, value) in [
+                ("from", tcl_str(&net.nodes[l.from as usize].name)),
+                ("to", tcl_str(&net.nodes[l.to as usize].name)),
+                ("rate", l.rate_bps.to_string()),
+                ("delay", self.delays[i].clone()),
+                ("kind", kind.to_string()),
+                ("report", report.to_string()),
+                ("qdisc", tcl_str(&desc)),
+            ] {
+                self.set("aqq", &l.name, key, &value);
+            }
+            self.line(format!("set aqlink({}:{}) {q}", l.from, l.to));
+            // The link's own trace ('+', '-', 'd', 'r'); not `$ns trace-queue`,
+            // which would also trace RED's early drops as 'd' lines.
+            self.line(format!("[$ns link $n({}) $n({})] trace $ns $aq(trace_ch)", l.from, l.to));
+            if kind == "red" {
+                // Early drops go to their own trace ('e') so they can be
+                // told from forced drops ('d').
+                self.line(format!(
+                    "set aqet [$ns create-trace EDrop $aq(trace_ch) $n({}) $n({})]",
+                    l.from, l.to
+                ));
+                self.line("$aqet target [$ns set nullAgent_]");
+                self.line(format!("$aqlq({i}) early-drop-target $aqet"));
+            }
+        }
+    }
+
+    fn queue(&mut self, i: usize, l: &aqmlab_sim::scenario::LinkSpec) {
+        let q = format!("$aqlq({i})");
+        let path = l.qdisc_path.clone();
+        match &l.qdisc {
+            QdiscSpec::DropTail(p) => {
+                // ns-2 enqueues and then drops when the length has reached
+                // limit_, so it holds limit_ - 1 behind the packet in
+                // transmission.
+                match p.limit {
+                    Limit::Packets(n) => self.line(format!("{q} set limit_ {}", n as u64 + 1)),
+                    Limit::Unlimited => self.line(format!("{q} set limit_ {NS2_UNLIMITED}")),
+                    Limit::Bytes(_) => self.refuse(
+                        &format!("{path}.limit"),
+                        "a byte limit on a drop-tail queue has no exact ns-2.35 counterpart (its byte mode \
+                         admits a packet while the bytes queued are below the limit); give the limit in packets",
+                    ),
+                }
+                if p.drop == DropWhere::Front {
+                    self.line(format!("{q} set drop_front_ true"));
+                }
+            }
+            QdiscSpec::Red(p) => {
+                let built = l.qdisc.build(l.info(), 0, &[]);
+                let eff = match &built {
+                    aqmlab_qdisc::AnyQdisc::Red(r) => r.effective(),
+                    _ => unreachable!("a red spec builds a RED queue"),
+                };
+                self.red(&q, &path, p, &eff);
+            }
+            _ => unreachable!("refused before"),
+        }
+    }
+
+    fn red(&mut self, q: &str, path: &str, p: &RedParams, eff: &RedParams) {
+        let unit = eff.unit();
+        let mean = eff.mean_pktsize_bytes as f64;
+        match eff.limit {
+            Limit::Packets(n) => self.line(format!("{q} set limit_ {n}")),
+            Limit::Unlimited => self.line(format!("{q} set limit_ {NS2_UNLIMITED}")),
+            Limit::Bytes(b) => {
+                // ns-2's byte limit is limit_ x mean_pktsize_.
+                if b % eff.mean_pktsize_bytes as u64 != 0 {
+                    self.refuse(
+                        &format!("{path}.limit"),
+                        format!(
+                            "ns-2.35 takes a RED byte limit as a whole number of mean packets (limit_ x mean_pktsize_); \
+                             {b} B is not a multiple of mean_pktsize {} B",
+                            eff.mean_pktsize_bytes
+                        ),
+                    );
+                }
+                self.line(format!("{q} set limit_ {}", b / eff.mean_pktsize_bytes as u64));
+            }
+        }
+        let th = |t: aqmlab_qdisc::Threshold| match t {
+            aqmlab_qdisc::Threshold::Packets(x) => x,
+            aqmlab_qdisc::Threshold::Bytes(x) => x / mean,
+            aqmlab_qdisc::Threshold::Auto => unreachable!("effective thresholds are resolved"),
+        };
+        let w_q = match eff.w_q {
+            aqmlab_qdisc::Weight::Value(w) => w,
+            aqmlab_qdisc::Weight::Auto => unreachable!("the effective weight is resolved"),
+        };
+        let byte_queue = unit == QueueUnit::Bytes;
+        self.line(format!("{q} set queue_in_bytes_ {}", byte_queue));
+        self.line(format!("{q} set bytes_ {}", eff.byte_mode));
+        self.line(format!("{q} set mean_pktsize_ {}", eff.mean_pktsize_bytes));
+        self.line(format!("{q} set thresh_ {}", num(th(eff.min_th))));
+        self.line(format!("{q} set maxthresh_ {}", num(th(eff.max_th))));
+        let w_q = if eff.avg_of == AvgOf::Instantaneous { 1.0 } else { w_q };
+        self.line(format!("{q} set q_weight_ {}", num(w_q)));
+        self.line(format!("{q} set linterm_ {}", num(1.0 / eff.max_p)));
+        self.line(format!("{q} set gentle_ {}", eff.gentle));
+        self.line(format!("{q} set wait_ {}", eff.wait));
+        self.line(format!("{q} set targetdelay_ {}", secs(eff.target_delay.nanos())));
+        self.line(format!("{q} set drop_tail_ true"));
+        self.line(format!("{q} set setbit_ {}", eff.ecn));
+        // ECN: ns-2 marks an ECN-capable arrival hit by an early drop; with
+        // use_mark_p_ it marks only while p_b <= mark_p_ and drops (as an
+        // early drop) above. Without use_mark_p_, avg >= max_th (2 max_th
+        // gentle) is a forced drop, as aqmlab's `ecn_above_max_th = "drop"`
+        // without gentle. With gentle, mark_p_ = max_p marks exactly below
+        // max_th. "mark" marks everywhere: mark_p_ = 1.
+        let (use_mark_p, mark_p) = match (eff.ecn, eff.ecn_above_max_th, eff.gentle) {
+            (false, _, _) => (false, 1.0),
+            (true, EcnAboveMaxTh::Drop, false) => (false, 1.0),
+            (true, EcnAboveMaxTh::Drop, true) => (true, eff.max_p),
+            (true, EcnAboveMaxTh::Mark, _) => (true, 1.0),
+        };
+        self.line(format!("{q} set use_mark_p_ {use_mark_p}"));
+        self.line(format!("{q} set mark_p_ {}", num(mark_p)));
+        if p.drop_spacing == DropSpacing::None {
+            self.refuse(
+                &format!("{path}.drop_spacing"),
+                "\"none\" has no ns-2.35 counterpart (ns-2 always spaces drops with the count); use \"count\"",
+            );
+        }
+        if p.idle_decay != IdleDecay::Ns2 && p.avg_of == AvgOf::Average {
+            self.refuse(
+                &format!("{path}.idle_decay"),
+                "ns-2.35 has only its own idle correction; use \"ns2\"",
+            );
+        }
+        if !p.exempt_first {
+            self.refuse(
+                &format!("{path}.exempt_first"),
+                "false has no ns-2.35 counterpart (ns-2 never drops with at most one packet queued or the first arrival above min_th); use true",
+            );
+        }
+        match eff.adapt {
+            Adapt::None => {
+                self.line(format!("{q} set adaptive_ 0"));
+            }
+            Adapt::Ared(a) => {
+                if a.update != AredUpdate::Arrival {
+                    self.refuse(
+                        &format!("{path}.update"),
+                        "\"timer\" has no ns-2.35 counterpart (ns-2's Adaptive RED checks max_p at arrivals); use \"arrival\"",
+                    );
+                }
+                if a.gentle_slope != GentleSlope::Initial {
+                    self.refuse(
+                        &format!("{path}.gentle_slope"),
+                        "\"current\" has no ns-2.35 counterpart (ns-2's gentle line keeps the initial max_p); use \"initial\"",
+                    );
+                }
+                if eff.ecn && eff.gentle && eff.ecn_above_max_th == EcnAboveMaxTh::Drop {
+                    self.refuse(
+                        &format!("{path}.ecn_above_max_th"),
+                        "\"drop\" with Adaptive RED, gentle and ECN has no ns-2.35 counterpart (ns-2 would mark up to its fixed mark_p_, not up to the adapted max_p); use \"mark\"",
+                    );
+                }
+                self.line(format!("{q} set adaptive_ 1"));
+                self.line(format!("{q} set feng_adaptive_ 0"));
+                self.line(format!("{q} set interval_ {}", secs(a.interval.nanos())));
+                self.line(format!("{q} set alpha_ {}", num(a.alpha)));
+                self.line(format!("{q} set beta_ {}", num(a.beta)));
+                self.line(format!("{q} set top_ {}", num(a.top)));
+                self.line(format!("{q} set bottom_ {}", num(a.bottom)));
+                self.line("# ns-2 tests max_p against top_ and bottom_ strictly, aqmlab inclusively.");
+            }
+            Adapt::Feng(f) => {
+                if f.dynamic.is_some() {
+                    self.refuse(
+                        &format!("{path}.dynamic_thresholds"),
+                        "dynamic thresholds have no ns-2.35 counterpart; set dynamic_thresholds = false",
+                    );
+                }
+                self.line(format!("{q} set adaptive_ 1"));
+                self.line(format!("{q} set feng_adaptive_ 1"));
+                self.line(format!("{q} set alpha_ {}", num(f.a)));
+                self.line(format!("{q} set beta_ {}", num(f.b)));
+                self.line(format!(
+                    "# ns-2 leaves max_p unbounded; aqmlab keeps it in [{}, 1].",
+                    num(f.bottom)
+                ));
+            }
+        }
+    }
+
+    /// A Tcl command that creates an ns-2 random variable with the law of
+    /// `dist`, or a refusal at `path`.
+    fn random_variable(&mut self, dist: &Dist, path: &str) -> String {
+        match *dist {
+            Dist::Constant(v) => format!("aq_constant {}", num(v)),
+            Dist::Uniform { min, max } => format!("aq_rv Uniform min_ {} max_ {}", num(min), num(max)),
+            Dist::Exponential { mean } => format!("aq_rv Exponential avg_ {}", num(mean)),
+            Dist::Pareto { shape, scale } if shape > 1.0 => format!(
+                "aq_rv Pareto avg_ {} shape_ {}",
+                num(scale * shape / (shape - 1.0)),
+                num(shape)
+            ),
+            Dist::Pareto2 { shape, scale } if shape > 1.0 => {
+                format!("aq_rv ParetoII avg_ {} shape_ {}", num(scale / (shape - 1.0)), num(shape))
+            }
+            _ => {
+                self.refuse(
+                    path,
+                    "this distribution has no ns-2.35 random variable with the same law (ns-2 has uniform, exponential, and Pareto I and II with shape > 1)",
+                );
+                String::from("aq_constant 0")
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------
+    // Traffic
+
+    fn traffic(&mut self, sc: &Scenario) {
+        self.line("# A random variable that always gives v, and one of ns-2's with its parameters set.");
+        self.line("proc aq_constant {v} { set r [new RandomVariable/Constant]; $r set val_ $v; return $r }");
+        self.line("proc aq_rv {kind args} { set r [new RandomVariable/$kind]; foreach {k v} $args { $r set $k $v }; return $r }");
+        self.line("set aq(groups) {}");
+        self.line("set aq(nflows) 0");
+        let mut fid = 0u32;
+        for (gi, g) in sc.groups.iter().enumerate() {
+            let path = format!("traffic[{gi}]");
+            self.group(sc, g, &path, &mut fid);
+        }
+        self.line(format!("set aq(nflows) {fid}"));
+    }
+
+    fn group(&mut self, sc: &Scenario, g: &GroupSpec, path: &str, fid: &mut u32) {
+        let kind = g.source.kind();
+        let gname = tcl_str(&g.name);
+        self.line("");
+        self.line(format!("# {path}: {} x {kind}", g.count));
+        self.line(format!("lappend aq(groups) {gname}"));
+        self.set("aqgrp", &g.name, "kind", kind);
+        self.set("aqgrp", &g.name, "class", &tcl_str(&sc.classes[g.class as usize]));
+        self.set("aqgrp", &g.name, "tcp", &(g.source.is_tcp() as u8).to_string());
+        self.set("aqgrp", &g.name, "flows", "{}");
+        if g.ted_deadline.is_some() {
+            self.refuse(&format!("{path}.ted_deadline"), "ns-2.35 has no TED queue; remove ted_deadline");
+        }
+        let start = self.random_variable(&g.start, &format!("{path}.start"));
+        self.line(format!("set aqstart [{start}]"));
+        // What each flow is made of, checked once per group.
+        let proto = match &g.source {
+            SourceSpec::Ftp {
+                size_bytes,
+                payload,
+                tcp,
+                on_off,
+                repeat,
+            } => {
+                if on_off.is_some() {
+                    self.refuse(
+                        &format!("{path}.kind"),
+                        "\"onoff\" over TCP sends unlimited data while ON in aqmlab; ns-2's Pareto and Exponential \
+                         applications send at a rate, so there is no exact ns-2.35 counterpart",
+                    );
+                    return;
+                }
+                if repeat.is_some() {
+                    self.refuse(&format!("{path}.kind"), "\"file\" is not exported to ns-2 yet");
+                    return;
+                }
+                let Some(pay) = self.constant_payload(payload, &format!("{path}.packet_size")) else {
+                    return;
+                };
+                self.tcp_defaults(tcp, &format!("{path}.tcp"));
+                Proto::Tcp {
+                    pay,
+                    tcp: *tcp,
+                    packets: size_bytes.map(|b| b.div_ceil(pay as u64)),
+                }
+            }
+            SourceSpec::Cbr {
+                rate_bps,
+                size_bytes,
+                jitter,
+            } => Proto::Udp(format!(
+                "set app [new Application/Traffic/CBR]; $app set rate_ {}; $app set packetSize_ {size_bytes}; $app set random_ {}",
+                num(*rate_bps),
+                *jitter as u8
+            ), *size_bytes),
+            SourceSpec::Poisson { rate_bps, size } => {
+                let Some(s) = self.constant_payload(size, &format!("{path}.size")) else {
+                    return;
+                };
+                // An exponential on/off source with zero-length bursts sends
+                // one packet per idle period: Poisson arrivals, the gap being
+                // the idle time plus one packet time at rate_ (negligible at
+                // the rate set here).
+                let gap = s as f64 * 8.0 / rate_bps;
+                Proto::Udp(format!(
+                    "set app [new Application/Traffic/Exponential]; $app set packetSize_ {s}; $app set burst_time_ 0; $app set idle_time_ {}; $app set rate_ 1e15",
+                    num(gap)
+                ), s)
+            }
+            SourceSpec::OnOff {
+                rate_bps,
+                size_bytes,
+                on,
+                off,
+            } => match (on, off) {
+                (Dist::Exponential { mean: a }, Dist::Exponential { mean: b }) => Proto::Udp(format!(
+                    "set app [new Application/Traffic/Exponential]; $app set packetSize_ {size_bytes}; $app set burst_time_ {}; $app set idle_time_ {}; $app set rate_ {}",
+                    num(*a), num(*b), num(*rate_bps)
+                ), *size_bytes),
+                (Dist::Pareto { shape: s1, scale: k1 }, Dist::Pareto { shape: s2, scale: k2 }) if s1 == s2 && *s1 > 1.0 => {
+                    let m = |k: f64| k * s1 / (s1 - 1.0);
+                    Proto::Udp(format!(
+                        "set app [new Application/Traffic/Pareto]; $app set packetSize_ {size_bytes}; $app set burst_time_ {}; $app set idle_time_ {}; $app set rate_ {}; $app set shape_ {}",
+                        num(m(*k1)), num(m(*k2)), num(*rate_bps), num(*s1)
+                    ), *size_bytes)
+                }
+                _ => {
+                    self.refuse(
+                        &format!("{path}.on"),
+                        "ns-2.35's on/off sources need exponential ON and OFF times, or Pareto ones with one shape > 1",
+                    );
+                    return;
+                }
+            },
+            SourceSpec::Batch { .. } => {
+                self.refuse(&format!("{path}.kind"), "\"batch-poisson\" is not exported to ns-2 yet");
+                return;
+            }
+            SourceSpec::Web { .. } => {
+                self.refuse(
+                    &format!("{path}.kind"),
+                    "\"web\" is not exported to ns-2 yet (PagePool/WebTraf comes with aqmlab's WebTraf semantics)",
+                );
+                return;
+            }
+            SourceSpec::Http11 { .. } => {
+                self.refuse(
+                    &format!("{path}.kind"),
+                    "\"http11\" has no ns-2.35 counterpart (one-way TCP agents cannot carry persistent request/response exchanges)",
+                );
+                return;
+            }
+        };
+        for j in 0..g.count {
+            let (src, dst) = g.endpoints(j);
+            let f = *fid;
+            *fid += 1;
+            let rtt = self.rtt_expr(sc, src, dst);
+            self.line("set t [expr {max(0.0, [$aqstart value])}]");
+            let start = "$t";
+            match &proto {
+                Proto::Tcp { pay, tcp, packets } => {
+                    let agent = match tcp.variant {
+                        Variant::Reno => "Agent/TCP/Reno",
+                        Variant::NewReno => "Agent/TCP/Newreno",
+                        Variant::Sack => "Agent/TCP/Sack1",
+                    };
+                    let sink = match (tcp.variant, tcp.delayed_ack) {
+                        (Variant::Sack, false) => "Agent/TCPSink/Sack1",
+                        (Variant::Sack, true) => "Agent/TCPSink/Sack1/DelAck",
+                        (_, false) => "Agent/TCPSink",
+                        (_, true) => "Agent/TCPSink/DelAck",
+                    };
+                    self.line(format!(
+                        "set s [new {agent}]; $s set fid_ {f}; $s set packetSize_ {pay}; set k [new {sink}]"
+                    ));
+                    self.tcp_agent(tcp);
+                    self.line(format!(
+                        "$ns attach-agent $n({src}) $s; $ns attach-agent $n({dst}) $k; $ns connect $s $k"
+                    ));
+                    self.line("set app [$s attach-app FTP]");
+                    match packets {
+                        None => self.line(format!("$ns at {start} [list $app start]")),
+                        Some(n) => self.line(format!("$ns at {start} [list $app produce {n}]")),
+                    }
+                    self.flow_record(tcp.syn, g, j, f, src, dst, &rtt, true, *pay, tcp.header_bytes, sc);
+                }
+                Proto::Udp(app, size) => {
+                    self.line(format!(
+                        "set s [new Agent/UDP]; $s set fid_ {f}; $s set packetSize_ {size}; set k [new Agent/LossMonitor]"
+                    ));
+                    self.line(format!(
+                        "$ns attach-agent $n({src}) $s; $ns attach-agent $n({dst}) $k; $ns connect $s $k"
+                    ));
+                    self.line(format!("{app}; $app attach-agent $s"));
+                    self.line(format!("$ns at {start} [list $app start]"));
+                    self.flow_record(false, g, j, f, src, dst, &rtt, false, *size, 0, sc);
+                }
+            }
+            if let Some(stop) = g.stop {
+                self.line(format!("$ns at {} [list $app stop]", secs(stop.nanos())));
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn flow_record(
+        &mut self,
+        syn: bool,
+        g: &GroupSpec,
+        j: u32,
+        f: u32,
+        src: u32,
+        dst: u32,
+        rtt: &str,
+        tcp: bool,
+        payload: u32,
+        hdr: u32,
+        sc: &Scenario,
+    ) {
+        let syn = syn as u8;
+        self.line(format!(
+            "array set aqflow [list {f},start $t {f},syn {syn} {f},group {} {f},id {j} {f},fid {f} {f},src {} {f},dst {} {f},rtt [expr {{{rtt}}}] {f},tcp {} {f},payload {payload} {f},hdr {hdr} {f},agent $s {f},sink $k]",
+            tcl_str(&g.name),
+            tcl_str(&sc.net.nodes[src as usize].name),
+            tcl_str(&sc.net.nodes[dst as usize].name),
+            tcp as u8,
+        ));
+        self.line(format!("set aqfid({f},class) {}", tcl_str(&sc.classes[g.class as usize])));
+        self.line(format!("lappend {} {f}", tcl_str(&format!("aqgrp({},flows)", g.name))));
+    }
+
+    /// The round-trip propagation delay from `src` to `dst` and back, as a
+    /// Tcl expression over the links' delays.
+    fn rtt_expr(&self, sc: &Scenario, src: u32, dst: u32) -> String {
+        let mut terms = Vec::new();
+        for l in sc.net.path(src, dst).into_iter().chain(sc.net.path(dst, src)) {
+            terms.push(self.delays[l as usize].clone());
+        }
+        if terms.is_empty() {
+            "0.0".to_string()
+        } else {
+            terms.join(" + ")
+        }
+    }
+
+    fn constant_payload(&mut self, d: &Dist, path: &str) -> Option<u32> {
+        match *d {
+            Dist::Constant(v) => Some(v.round() as u32),
+            _ => {
+                self.refuse(
+                    path,
+                    "ns-2.35's agents send packets of one size; a size drawn per packet has no counterpart (give a constant size)",
+                );
+                None
+            }
+        }
+    }
+
+    /// Checks the TCP options that ns-2.35 cannot express.
+    fn tcp_defaults(&mut self, tcp: &TcpConfig, path: &str) {
+        match tcp.rto {
+            RtoConfig::Ns2 { .. } => {}
+            RtoConfig::Rfc6298 { .. } => self.refuse(
+                &format!("{path}.rto"),
+                "\"rfc6298\" (real-number arithmetic) has no ns-2.35 counterpart; use \"ns2\"",
+            ),
+            RtoConfig::Fixed(_) | RtoConfig::Ted => self.refuse(
+                &format!("{path}.rto"),
+                "a fixed retransmission timeout has no ns-2.35 counterpart; use \"ns2\"",
+            ),
+        }
+        if tcp.initial_ssthresh_pkts != tcp.rwnd_pkts {
+            self.refuse(
+                &format!("{path}.initial_ssthresh"),
+                "ns-2.35 starts ssthresh at the receiver window (window_); its max_ssthresh_ also changes slow start, so a different initial ssthresh has no counterpart",
+            );
+        }
+    }
+
+    /// The per-agent settings of a TCP sender `$s` and its sink `$k`.
+    fn tcp_agent(&mut self, tcp: &TcpConfig) {
+        let mut s = vec![
+            format!("window_ {}", tcp.rwnd_pkts),
+            format!("windowInit_ {}", tcp.initial_window),
+            format!("numdupacks_ {}", tcp.dupack_threshold),
+            format!("singledup_ {}", tcp.limited_transmit as u8),
+            format!("slow_start_restart_ {}", tcp.slow_start_restart),
+            format!("ecn_ {}", tcp.ecn as u8),
+            format!("old_ecn_ {}", (tcp.ecn_at_cwnd1 == EcnAtCwnd1::Ignore) as u8),
+            format!("maxburst_ {}", tcp.max_burst),
+            format!("syn_ {}", tcp.syn),
+            format!("tcpip_base_hdr_size_ {}", tcp.header_bytes),
+        ];
+        if let RtoConfig::Ns2 { tick, min, max, initial } = tcp.rto {
+            s.push(format!("tcpTick_ {}", secs(tick.nanos())));
+            s.push(format!("minrto_ {}", secs(min.nanos())));
+            s.push(format!("maxrto_ {}", secs(max.nanos())));
+            s.push(format!("rtxcur_init_ {}", secs(initial.nanos())));
+        }
+        let sets: Vec<String> = s.iter().map(|kv| format!("$s set {kv}")).collect();
+        self.line(sets.join("; "));
+        let mut k = vec![format!("$k set ecn_ {}", tcp.ecn as u8)];
+        if tcp.delayed_ack {
+            k.push(format!("$k set interval_ {}", secs(tcp.delack_interval.nanos())));
+        }
+        self.line(k.join("; "));
+    }
+}
+
+enum Proto {
+    Tcp {
+        pay: u32,
+        tcp: TcpConfig,
+        packets: Option<u64>,
+    },
+    /// The command that creates `$app`, and the packet size.
+    Udp(String, u32),
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use serde_json::json;
+
+    // Helpers
+
+    /// A one-flow dumbbell with `qdisc` at the bottleneck and `traffic`.
+    fn scenario(qdisc: serde_json::Value, traffic: serde_json::Value) -> Scenario {
+        let v = json!({
+            "name": "t", "duration": "10s", "warmup": "2s",
+            "topology": { "kind": "dumbbell", "senders": 1, "access_rate": "100Mbps",
+                          "access_delay": "5ms", "bottleneck": { "rate": "10Mbps", "delay": "20ms" },
+                          "qdisc": qdisc },
+            "traffic": [traffic],
+        });
+        Scenario::from_json(&v.to_string()).expect("a valid scenario")
+    }
+
+    fn ftp() -> serde_json::Value {
+        json!({ "name": "ftp", "kind": "ftp", "count": 1, "packet_size": "1000B" })
+    }
+
+    #[track_caller]
+    fn refused(sc: &Scenario) -> Vec<(String, String)> {
+        export(sc, 1)
+            .expect_err("the export is refused")
+            .into_iter()
+            .map(|e| (e.path, e.message))
+            .collect()
+    }
+
+    #[track_caller]
+    fn script(sc: &Scenario) -> String {
+        export(sc, 1).unwrap_or_else(|e| panic!("refused: {e:?}"))
+    }
+
+    #[test]
+    fn test_droptail_limit_gets_one_more_for_the_packet_ns2_counts() {
+        let s = script(&scenario(json!({"kind": "droptail", "limit": "50pkt"}), ftp()));
+        assert!(s.contains("$aqlq(0) set limit_ 51\n"), "{s}");
+    }
+
+    #[test]
+    fn test_red_limit_is_the_same_and_every_ns2_default_is_overridden() {
+        let s = script(&scenario(
+            json!({"kind": "red", "limit": "50pkt", "min_th": "5pkt", "max_th": "15pkt", "max_p": 0.1, "w_q": 0.002}),
+            ftp(),
+        ));
+        for line in [
+            "$aqlq(0) set limit_ 50\n",
+            "$aqlq(0) set thresh_ 5.0\n",
+            "$aqlq(0) set maxthresh_ 15.0\n",
+            "$aqlq(0) set linterm_ 10.0\n",
+            "$aqlq(0) set q_weight_ 0.002\n",
+            // ns-2.35 defaults these to true; aqmlab's RED to false.
+            "$aqlq(0) set bytes_ false\n",
+            "$aqlq(0) set queue_in_bytes_ false\n",
+            "$aqlq(0) set gentle_ false\n",
+            "$aqlq(0) set wait_ false\n",
+        ] {
+            assert!(s.contains(line), "missing {line:?}");
+        }
+    }
+
+    #[test]
+    fn test_red_auto_values_are_resolved_as_aqmlab_resolves_them() {
+        // 10 Mb/s in 500-byte packets: C = 2500 pkt/s, so w_q = 1 - exp(-1/2500)
+        // and min_th = max(5, 0.005 * 2500 / 2) = 6.25, max_th = 18.75.
+        let s = script(&scenario(
+            json!({"kind": "red", "limit": "50pkt", "min_th": "auto", "max_th": "auto", "max_p": 0.1, "w_q": "auto"}),
+            ftp(),
+        ));
+        assert!(s.contains("set thresh_ 6.25\n"), "{s}");
+        assert!(s.contains("set maxthresh_ 18.75\n"), "{s}");
+        let w: f64 = s
+            .lines()
+            .find_map(|l| l.strip_prefix("$aqlq(0) set q_weight_ "))
+            .and_then(|v| v.parse().ok())
+            .expect("q_weight_ is set");
+        let expected = 1.0 - (-1.0f64 / 2500.0).exp();
+        assert!((w - expected).abs() < 1e-15, "{w} against {expected}");
+    }
+
+    #[test]
+    fn test_red_ecn_above_max_th_maps_to_mark_p() {
+        let red = |gentle: bool, above: &str| {
+            script(&scenario(
+                json!({"kind": "red", "limit": "50pkt", "min_th": "5pkt", "max_th": "15pkt", "max_p": 0.05,
+                       "w_q": 0.002, "ecn": true, "gentle": gentle, "ecn_above_max_th": above}),
+                ftp(),
+            ))
+        };
+        let s = red(false, "drop");
+        assert!(s.contains("set use_mark_p_ false\n") && s.contains("set setbit_ true\n"));
+        let s = red(true, "drop");
+        assert!(s.contains("set use_mark_p_ true\n") && s.contains("set mark_p_ 0.05\n"));
+        let s = red(true, "mark");
+        assert!(s.contains("set use_mark_p_ true\n") && s.contains("set mark_p_ 1.0\n"));
+    }
+
+    #[test]
+    fn test_disciplines_ns2_lacks_are_refused_at_their_kind() {
+        for kind in ["codel", "pie", "fq_codel", "blue"] {
+            let errs = refused(&scenario(json!({"kind": kind, "limit": "50pkt"}), ftp()));
+            assert_eq!(errs.len(), 1, "{errs:?}");
+            assert_eq!(errs[0].0, "topology.qdisc.kind");
+            assert!(errs[0].1.contains(&format!("\"{kind}\" has no counterpart in ns-2.35")), "{errs:?}");
+        }
+    }
+
+    #[test]
+    fn test_payload_drawn_per_packet_is_refused_at_its_key() {
+        let mut t = ftp();
+        t["packet_size"] = json!({"dist": "uniform", "min": "1400B", "max": "1628B"});
+        let errs = refused(&scenario(json!({"kind": "droptail", "limit": "50pkt"}), t));
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(errs[0].0, "traffic[0].packet_size");
+    }
+
+    #[test]
+    fn test_ared_timer_update_is_refused_and_arrival_exported() {
+        let ared = |update: &str| {
+            scenario(
+                json!({"kind": "ared", "limit": "100pkt", "update": update, "gentle_slope": "initial"}),
+                ftp(),
+            )
+        };
+        let errs = refused(&ared("timer"));
+        assert_eq!(errs.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(), ["topology.qdisc.update"]);
+        let s = script(&ared("arrival"));
+        assert!(s.contains("set adaptive_ 1\n") && s.contains("set interval_ 0.5\n"), "{s}");
+    }
+
+    #[test]
+    fn test_every_problem_is_reported_at_once() {
+        let mut t = ftp();
+        t["packet_size"] = json!({"dist": "exponential", "mean": "1000B"});
+        t["tcp"] = json!({"rto": "rfc6298"});
+        let errs = refused(&scenario(json!({"kind": "codel"}), t));
+        let paths: Vec<&str> = errs.iter().map(|e| e.0.as_str()).collect();
+        assert_eq!(paths, ["topology.qdisc.kind", "traffic[0].packet_size"]);
+    }
+
+    #[test]
+    fn test_names_are_quoted_for_tcl() {
+        let mut t = ftp();
+        t["name"] = json!("a [b] $c \"d\"");
+        let s = script(&scenario(json!({"kind": "droptail", "limit": "50pkt"}), t));
+        assert!(s.contains(r#"lappend aq(groups) "a \[b\] \$c \"d\"""#), "{s}");
+    }
+}
