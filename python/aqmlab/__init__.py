@@ -6,17 +6,53 @@
 >>> res.queue("q")["loss_rate"]                          # doctest: +SKIP
 """
 
+# Importing aqmlab loads only what one run needs (the engine, the scenario
+# and result classes, the standard library's json and tomllib), so that the
+# command starts in tens of milliseconds. Everything else (Experiment, and
+# the submodules that bring numpy, pandas, scipy, duckdb, dask, matplotlib,
+# jinja2) is loaded on first use by __getattr__ below;
+# tests/test_startup.py checks that it stays so.
+
 from __future__ import annotations
+
+import importlib as _importlib
+from typing import TYPE_CHECKING, Any
 
 from aqmlab._engine import ENGINE_VERSION
 from aqmlab.exceptions import AqmlabError, ConfigError
-from aqmlab.experiment import Experiment
 from aqmlab.result import Result
 from aqmlab.scenario import Scenario
+
+if TYPE_CHECKING:  # what __getattr__ provides, for type checkers
+    from aqmlab import experiment, files, models, report, stats, store, studies, sweep
+    from aqmlab.experiment import Experiment
 
 __version__ = ENGINE_VERSION
 
 __all__ = ["AqmlabError", "ConfigError", "Experiment", "Result", "Scenario", "run", "__version__"]
+
+# Attributes loaded on first use: name -> (module, attribute or None for the module itself).
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "Experiment": ("aqmlab.experiment", "Experiment"),
+    **{m: (f"aqmlab.{m}", None) for m in ("experiment", "files", "models", "report", "stats", "store", "studies",
+                                          "sweep")},
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'aqmlab' has no attribute {name!r}") from None
+    value = _importlib.import_module(module)
+    if attr is not None:
+        value = getattr(value, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def run(scenario: Scenario | dict, *, seed: int | None = None) -> Result:

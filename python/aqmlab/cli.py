@@ -4,6 +4,11 @@ Every command is a thin layer over the Python API. Bad input (an invalid
 scenario, an unreadable file, a malformed ``--set``) prints one line per
 problem on stderr and exits with status 2, with no traceback and nothing
 written.
+
+Start-up matters here: a short run is over in milliseconds, so this module
+imports only what `aqmlab run` needs (click, the engine, the scenario), and
+each command imports the rest (pandas, duckdb, numpy, matplotlib, ...)
+itself; tests/test_startup.py checks that it stays so.
 """
 
 from __future__ import annotations
@@ -17,7 +22,6 @@ import click
 
 import aqmlab
 from aqmlab.exceptions import AqmlabError, ConfigError
-from aqmlab.files import write_atomic
 from aqmlab.scenario import Scenario
 
 
@@ -96,6 +100,8 @@ def run(scenario: str, assignments: tuple[str, ...], seed: int | None, as_json: 
                             "e.g. --set trace.interval=100ms")])
     res = aqmlab.run(sc, seed=seed)
     if series_out is not None:
+        from aqmlab.files import write_atomic
+
         write_atomic(Path(series_out), lambda tmp: res.series.to_parquet(tmp, index=False))
     if as_json:
         click.echo(res.to_json())

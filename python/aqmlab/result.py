@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class Result:
@@ -27,10 +28,14 @@ class Result:
 
     @property
     def flows(self) -> pd.DataFrame:
+        import pandas as pd  # here, not at the top: a run that prints its summary needs no pandas
+
         return pd.DataFrame(self.summary["flows"])
 
     @property
     def series(self) -> pd.DataFrame:
+        import pandas as pd
+
         return pd.DataFrame(self._series)
 
     def queue(self, name: str = "bottleneck") -> dict[str, Any]:
