@@ -39,7 +39,7 @@ def outputs(tmp_path_factory):
 def test_readme_command_runs(cli, outputs, command):
     args = shlex.split(command)[1:]
     # Outputs named in the README go to a scratch folder, not the checkout.
-    args = [str(outputs / a) if a.endswith((".parquet", ".duckdb")) or prev == "--out" else a
+    args = [str(outputs / a) if a.endswith((".parquet", ".duckdb")) or prev in ("--out", "-o") else a
             for prev, a in zip([""] + args, args)]
     r = cli(*args)
     assert r.returncode == 0, (command, r.stderr)

@@ -401,5 +401,80 @@ def format_summary(s: dict[str, Any]) -> str:
     ])
 
 
+@cli.group("export")
+def export_group() -> None:
+    """Write a scenario for another simulator."""
+
+
+@export_group.command("ns2")
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--set", "assignments", multiple=True, metavar="KEY.PATH=VALUE", help=_SET_HELP)
+@click.option("--seed", type=click.IntRange(min=0, max=2**31 - 2), default=None,
+              help="The seed written into the script (default: the scenario's); `ns FILE SEED` overrides it.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=str), default=None,
+              help="Write the script here instead of to standard output.")
+def export_ns2(scenario: str, assignments: tuple[str, ...], seed: int | None, output: str | None) -> None:
+    """The scenario as an ns-2.35 Tcl script. `ns FILE [SEED]` runs it and prints
+    one JSON object with the keys of `aqmlab run --json`. What ns-2.35 cannot
+    express is refused, one line per setting, with exit status 2."""
+    from aqmlab import ns2
+
+    script = ns2.export(_load(scenario, assignments), seed)
+    if output is None:
+        click.echo(script, nl=False)
+    else:
+        Path(output).write_text(script, encoding="utf-8")
+
+
+@cli.command()
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--set", "assignments", multiple=True, metavar="KEY.PATH=VALUE", help=_SET_HELP)
+@click.option("--replications", "-r", type=click.IntRange(min=2), default=10, show_default=True,
+              help="Runs per simulator, with seeds seed, seed + 1, ...")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Runs at a time (default: the number of cores).")
+@click.option("--all", "all_metrics", is_flag=True, help="Every metric both report, not only the headline ones.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=str), default=None,
+              help="Also write both simulators' summaries and the comparison to this JSON file.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress line.")
+def crosscheck(scenario: str, assignments: tuple[str, ...], replications: int, jobs: int | None,
+               all_metrics: bool, json_out: str | None, quiet: bool) -> None:
+    """Run a scenario in aqmlab and in ns-2.35 and compare them metric by metric:
+    means with 95% intervals, the difference, and Welch's t-test. Exits with
+    status 1 if a headline metric (loss, queueing delay, queue length, loss
+    runs, goodput) differs significantly by more than 2%."""
+    import dataclasses
+    import json
+
+    from aqmlab import ns2
+
+    sc = _load(scenario, assignments)
+
+    tty = sys.stderr.isatty()
+
+    def progress(done: int, total: int) -> None:
+        if quiet:
+            return
+        line = f"runs: {done}/{total} done (aqmlab and ns-2)"
+        if tty:
+            click.echo("\r" + line, err=True, nl=done == total)
+        elif done == total or done % max(1, total // 10) == 0:
+            click.echo(line, err=True)
+
+    rows, aq, ns = ns2.crosscheck(sc, replications=replications, jobs=jobs, progress=progress)
+    click.echo(ns2.format_table(rows, all_metrics=all_metrics))
+    failing = [r for r in rows if r.fails]
+    if json_out is not None:
+        Path(json_out).write_text(json.dumps({
+            "comparison": [dataclasses.asdict(r) | {"fails": r.fails} for r in rows],
+            "aqmlab": aq, "ns2": ns}, indent=1, default=str), encoding="utf-8")
+    if failing:
+        click.echo(f"{len(failing)} headline metric(s) differ significantly by more than 2%: "
+                   + ", ".join(r.metric for r in failing), err=True)
+        sys.exit(1)
+    click.echo(f"agreement: no headline metric differs significantly by more than 2% "
+               f"({replications} replications each)")
+
+
 if __name__ == "__main__":
     main()

@@ -1,0 +1,110 @@
+"""aqmlab against ns-2.35: the exported Tcl script, and both simulators on
+the same scenarios. The tests that run ``ns`` are skipped where it is not
+installed (``./dev test`` installs Debian's ns2 when it can)."""
+
+from __future__ import annotations
+
+import pytest
+
+import aqmlab
+from aqmlab import ns2
+from aqmlab.cli import main
+from aqmlab.exceptions import ConfigError
+
+needs_ns = pytest.mark.skipif(ns2.find_ns() is None, reason="ns-2 ('ns') is not installed")
+
+
+def dumbbell(qdisc: dict, traffic: list[dict], duration: str = "20s", warmup: str = "5s") -> aqmlab.Scenario:
+    return aqmlab.Scenario.from_dict({
+        "name": "ns2-check", "duration": duration, "warmup": warmup,
+        "topology": {
+            "kind": "dumbbell",
+            "senders": [{"delay": "10ms"}, {"delay": "20ms"}, {"delay": "30ms"}],
+            "access_rate": "100Mbps",
+            "bottleneck": {"rate": "10Mbps", "delay": "20ms"},
+            "qdisc": qdisc,
+        },
+        "traffic": traffic,
+    })
+
+
+def test_export_refuses_what_ns2_lacks_at_its_key():
+    sc = dumbbell({"kind": "codel"}, [{"name": "f", "kind": "ftp", "count": 2,
+                                        "packet_size": {"dist": "uniform", "min": "1400B", "max": "1628B"}}])
+    with pytest.raises(ConfigError) as e:
+        ns2.export(sc)
+    assert [p for p, _ in e.value.problems] == ["topology.qdisc.kind", "traffic[0].packet_size"]
+
+
+def test_cli_export_writes_the_script_or_exits_2(tmp_path, capsys):
+    good = tmp_path / "good.toml"
+    good.write_text('name = "x"\nduration = "5s"\n[topology]\nkind = "dumbbell"\nsenders = 1\n'
+                    'access_rate = "10Mbps"\naccess_delay = "1ms"\nbottleneck = { rate = "1Mbps", delay = "10ms" }\n'
+                    '[topology.qdisc]\nkind = "droptail"\nlimit = "20pkt"\n'
+                    '[[traffic]]\nname = "c"\nkind = "cbr"\ncount = 1\nrate = "500kbps"\nsize = "500B"\n')
+    out = tmp_path / "run.tcl"
+    with pytest.raises(SystemExit) as e:
+        main(["export", "ns2", str(good), "--seed", "3", "-o", str(out)])
+    assert e.value.code == 0
+    text = out.read_text()
+    assert "set aq(seed) 3\n" in text and "$aqlq(0) set limit_ 21\n" in text
+    bad = tmp_path / "bad.toml"
+    bad.write_text(good.read_text().replace('"droptail"', '"pie"'))
+    out2 = tmp_path / "bad.tcl"
+    with pytest.raises(SystemExit) as e:
+        main(["export", "ns2", str(bad), "-o", str(out2)])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "error: topology.qdisc.kind: \"pie\" has no counterpart in ns-2.35" in err
+    assert "Traceback" not in err
+    assert not out2.exists()
+
+
+@needs_ns
+@pytest.mark.parametrize("variant", ["reno", "newreno", "sack"])
+def test_one_flow_through_drop_tail_is_packet_for_packet_the_same(variant):
+    """Without randomness (one flow, a fixed start, drop-tail) both simulators
+    make the same decisions: every counter agrees exactly, including the
+    losses of slow start and how each variant recovers from them."""
+    sc = dumbbell({"kind": "droptail", "limit": "30pkt"},
+                  [{"name": "f", "kind": "ftp", "count": 1, "start": "0s", "packet_size": "1000B",
+                    "tcp": {"variant": variant}}], duration="10s", warmup="0s")
+    a = aqmlab.run(sc, seed=1).summary
+    b = ns2.run_ns(sc, seed=1)
+    qa, qb = a["queues"]["bottleneck"], b["queues"]["bottleneck"]
+    for k in ("arrivals", "departures", "drops"):
+        assert qa[k] == qb[k], k
+    assert qa["consecutive_loss"]["hist"] == qb["consecutive_loss"]["hist"]
+    fa, fb = a["flows"][0], b["flows"][0]
+    for k in ("sent", "delivered", "drops", "retransmits", "timeouts", "delivered_bytes"):
+        assert fa[k] == fb[k], k
+    # ns-2's trace prints times in whole microseconds, so time averages
+    # computed from it carry errors of that order; aqmlab's are exact.
+    for k in ("qdelay_mean_s", "qlen_mean_pkts", "utilization"):
+        assert qa[k] == pytest.approx(qb[k], rel=1e-4), k
+
+
+@needs_ns
+def test_red_dumbbell_agrees_with_ns2_within_the_intervals():
+    """Eight SACK flows with delayed ACKs and CBR through RED: no headline
+    metric differs significantly by more than 2% over 6 replications."""
+    sc = dumbbell({"kind": "red", "limit": "100pkt", "min_th": "10pkt", "max_th": "40pkt", "max_p": 0.1,
+                   "w_q": 0.002},
+                  [{"name": "ftp", "kind": "ftp", "count": 8, "packet_size": "1000B",
+                    "start": {"dist": "uniform", "min": "0s", "max": "5s"},
+                    "tcp": {"variant": "sack", "delayed_ack": True}},
+                   {"name": "cbr", "kind": "cbr", "count": 2, "rate": "500kbps", "size": "500B",
+                    "class": "realtime"}], duration="40s", warmup="10s")
+    rows, aq, ns = ns2.crosscheck(sc, replications=6, jobs=2)
+    heads = {r.metric: r for r in rows if r.headline}
+    assert "queues.bottleneck.loss_rate" in heads and "traffic.ftp.goodput_bps" in heads
+    failing = [ns2.format_table([r]) for r in heads.values() if r.fails]
+    assert not failing, "\n".join(failing)
+    assert all(s["simulator"] == "ns-2" for s in ns)
+
+
+def test_holm_adjustment_matches_a_hand_computation():
+    # Sorted 0.01, 0.02, 0.04 with m = 3: 3 x 0.01 = 0.03, max(0.03, 2 x 0.02)
+    # = 0.04, max(0.04, 1 x 0.04) = 0.04; back in the given order.
+    assert ns2.holm([0.04, 0.01, 0.02]) == pytest.approx([0.04, 0.03, 0.04])
+    assert ns2.holm([0.5, 0.6]) == pytest.approx([1.0, 1.0])
