@@ -64,6 +64,16 @@
 //!   new ACK (`timeout_`), does not open cwnd on the ACK that ends
 //!   recovery, and counts a dup ACK only if it changed the scoreboard; the
 //!   ACK timer is re-armed after the RTT sample (`timerfix_`).
+//! * Sack1, an ACK that moves the cumulative point outside recovery (with a
+//!   delayed-ACK sink, the ACK of the held packet often carries the first
+//!   SACK block after a loss): it is an ordinary new ACK. cwnd opens, the
+//!   dup ACK count goes back to 0, its SACK blocks are thrown away with the
+//!   rest of the scoreboard, and the window alone says what is sent (one
+//!   packet in congestion avoidance when it covers one packet). Only the
+//!   dup ACKs after it fill the scoreboard and count towards the threshold;
+//!   the one that reaches it sends the retransmission of the first
+//!   unacknowledged packet and nothing else (ns-2's `recv` skips
+//!   `send_much` while the dup ACK count is not 0).
 //! * ECN negotiation as ns-2: packet 0 is sent not-ECT (it carries the
 //!   negotiation), the sink echoes ECE on its ACK, and the sender becomes
 //!   ECN-capable on the first ACK with ECE. As in ns-2 that echo goes
@@ -1594,6 +1604,33 @@ mod test {
         f.info(sack(8, &[(10, 11)]));
         f.info(sack(8, &[(10, 11)]));
         assert_eq!(f.snd.dupacks(), 1);
+    }
+
+    #[test]
+    fn test_sack_window10_new_ack_with_first_sack_block_is_a_plain_new_ack() {
+        // Congestion avoidance at cwnd 10 (ssthresh 10), 9..=18 outstanding,
+        // 10 lost. A delayed-ACK sink holds 9; 11 arrives: ACK 9 carrying
+        // the block [11, 12). New ACK: cwnd 10.1, the window slides by one,
+        // 19 alone; the block is dropped with the scoreboard (dupacks 0).
+        // The dup ACKs after it count from 1: limited transmit 20 (20 <=
+        // 9 + 10.1 + 1) and 21, then at the third the retransmission of 10
+        // and nothing new (cwnd 5.05, pipe 21 - 9 - 3 = 9).
+        let c = TcpConfig {
+            initial_ssthresh_pkts: 10,
+            ..cfg(Variant::Sack)
+        };
+        let mut f = sender_with_window(&c, 10);
+        assert_eq!(f.info(sack(9, &[(11, 12)])), vec![19]);
+        assert_eq!(f.snd.dupacks(), 0);
+        assert_cwnd(&f, 10.1, 10);
+        assert_eq!(f.info(sack(9, &[(11, 13)])), vec![20]);
+        assert_eq!(f.info(sack(9, &[(11, 14)])), vec![21]);
+        assert!(!f.snd.in_recovery());
+        assert_eq!(f.info(sack(9, &[(11, 15)])), vec![10]);
+        assert!(f.out[0].retransmit);
+        assert!(f.snd.in_recovery());
+        assert_eq!(f.snd.pipe(), Some(9));
+        assert_cwnd(&f, 5.05, 5);
     }
 
     // Whole recoveries (round-by-round with a real sink)
