@@ -24,7 +24,7 @@ use crate::qdiscs::describe;
 use crate::scenario::{DelaySpec, Report, Scenario, SourceSpec};
 use crate::tcp::conn::{Payload, TcpConn};
 use crate::tcp::{AckInfo, DataInfo, RtoConfig, Segment};
-use crate::web::{Action as WebAction, Http11Action, Http11Client, WebSession, REQUEST_PKTS};
+use crate::web::{Action as WebAction, Http11Action, Http11Client, WebResponse, WebSession, REQUEST_PKTS};
 
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -141,7 +141,8 @@ enum Role {
         session: u32,
         object: u64,
     },
-    /// The response to it, server to client.
+    /// The response to it, server to client (under `same-connection`, the
+    /// rest of the request's connection).
     WebResponse {
         session: u32,
         object: u64,
@@ -183,6 +184,10 @@ struct WebSlot {
     clients: Vec<u32>,
     payload_bytes: u32,
     cfg: crate::tcp::TcpConfig,
+    /// How its objects' requests and responses travel, and so which end
+    /// finishes a web connection: the sender once all is acknowledged
+    /// (`new-connection`), or the sink once all is delivered.
+    response: WebResponse,
     timer: Timer,
     /// Objects in flight: (object, launch time, size in packets).
     in_flight: Vec<(u64, Time, u32)>,
@@ -511,6 +516,7 @@ impl<'s> Sim<'s> {
                         params,
                         payload_bytes,
                         tcp,
+                        response,
                     } => {
                         let mut cfg = *tcp;
                         if cfg.rto == RtoConfig::Ted {
@@ -532,6 +538,7 @@ impl<'s> Sim<'s> {
                             clients: group.dst.clone(),
                             payload_bytes: *payload_bytes,
                             cfg,
+                            response: *response,
                             timer: Timer::default(),
                             in_flight: Vec::new(),
                             object_times: Vec::new(),
@@ -849,7 +856,11 @@ impl<'s> Sim<'s> {
                     }
                     let (c, s) = (slot.clients[client as usize], slot.servers[server as usize]);
                     let bytes = (REQUEST_PKTS * slot.payload_bytes) as u64;
-                    self.open_web_conn(w, Role::WebRequest { session: w, object }, c, s, bytes, true);
+                    // WebTraf's request agent is a plain Agent/TCP: a SYN
+                    // if the group's TCP has one. The older model always
+                    // opened with one.
+                    let syn = slot.response == WebResponse::SameConnection || slot.cfg.syn;
+                    self.open_web_conn(w, Role::WebRequest { session: w, object }, c, s, bytes, syn);
                 }
                 WebAction::PageDone { started, now, .. } => {
                     if inside {
@@ -939,8 +950,9 @@ impl<'s> Sim<'s> {
         *n = (*n as i64 + delta) as u64;
     }
 
-    /// A web connection delivered everything: a request opens the response;
-    /// a response completes its object.
+    /// A web connection is finished (see `WebSlot::response` for which end
+    /// says so): a request opens the response; a response completes its
+    /// object.
     fn web_transfer_done(&mut self, f: u32, role: Role) {
         let now = self.now;
         match role {
@@ -955,15 +967,13 @@ impl<'s> Sim<'s> {
                     .expect("a launched object")
                     .2;
                 let bytes = size as u64 * slot.payload_bytes as u64;
-                // The server has the request: the response goes back.
-                self.open_web_conn(
-                    session,
-                    Role::WebResponse { session, object },
-                    m.dst,
-                    m.src,
-                    bytes,
-                    false,
-                );
+                // new-connection: the client has the request's ACK, and
+                // WebTraf's server (no processing delay) opens the response
+                // at that very instant, with a SYN if the TCP has one.
+                // same-connection: the server has the request and answers
+                // on the open connection, which needs no SYN.
+                let syn = slot.response == WebResponse::NewConnection && slot.cfg.syn;
+                self.open_web_conn(session, Role::WebResponse { session, object }, m.dst, m.src, bytes, syn);
             }
             Role::WebResponse { session, object } => {
                 self.close_web_conn(f, session);
@@ -1404,9 +1414,15 @@ impl<'s> Sim<'s> {
                     self.http_delivered(role, pkts);
                 }
                 if finished {
-                    match self.tcp_mut(f).role {
+                    let role = self.tcp_mut(f).role;
+                    match role {
                         Role::Flow => self.transfer_done(f),
-                        role => self.web_transfer_done(f, role),
+                        role @ (Role::WebRequest { session, .. } | Role::WebResponse { session, .. })
+                            if self.web[session as usize].response == WebResponse::SameConnection =>
+                        {
+                            self.web_transfer_done(f, role)
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -1430,6 +1446,16 @@ impl<'s> Sim<'s> {
                 }
                 self.segments = segs;
                 self.tcp_send(f);
+                // A new-connection web transfer ends at its sender, when all
+                // it sent is acknowledged (ns-2's `done`), whatever the sink
+                // saw; the ACK that ends it closes it, so this fires once.
+                let t = self.tcp_mut(f);
+                let (role, done) = (t.role, t.conn.sender.is_done());
+                if let Role::WebRequest { session, .. } | Role::WebResponse { session, .. } = role {
+                    if done && self.web[session as usize].response == WebResponse::NewConnection {
+                        self.web_transfer_done(f, role);
+                    }
+                }
             }
         }
     }

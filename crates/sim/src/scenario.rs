@@ -213,11 +213,13 @@ pub enum SourceSpec {
     /// HTTP/1.0 web sessions (ns-2's PagePool/WebTraf): `count` sessions,
     /// each object a request (client -> server) and a response of
     /// `object_size` packets of `payload_bytes` (server -> client). Servers
-    /// are the group's `src` hosts, clients its `dst` hosts.
+    /// are the group's `src` hosts, clients its `dst` hosts. `response`
+    /// says how the two travel.
     Web {
         params: crate::web::WebParams,
         payload_bytes: u32,
         tcp: TcpConfig,
+        response: crate::web::WebResponse,
     },
     /// Persistent HTTP/1.1 clients: flow j is a client at `dst[j]` with one
     /// connection to its server at `src[j]`, repeating a request, a
@@ -1423,6 +1425,10 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
             if let Some(b) = t.opt(cx, "replace", parse_bool) {
                 p.replace_finished = b;
             }
+            let response = match t.opt(cx, "response", |v| parse_choice(v, crate::web::WebResponse::NAMES)) {
+                Some("same-connection") => crate::web::WebResponse::SameConnection,
+                _ => crate::web::WebResponse::NewConnection,
+            };
             let (payload, tcp) = read_tcp_app(cx, t);
             let payload_bytes = match payload? {
                 Dist::Constant(b) => b as u32,
@@ -1445,6 +1451,7 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
                 params: p,
                 payload_bytes,
                 tcp: tcp?,
+                response,
             });
         }
         "http11" => {
@@ -1804,6 +1811,44 @@ mod test {
         assert!(msg("traffic[1].size").contains("finite mean"));
         assert!(msg("traffic[1].name").contains("unique"));
         assert!(msg("warmup").contains("shorter than duration"));
+    }
+
+    #[test]
+    fn test_web_response_key_defaults_to_new_connection() {
+        let response = |extra: Value| {
+            let mut v = dumbbell();
+            v["traffic"] = json!([{ "name": "w", "kind": "web", "packet_size": "1000B" }]);
+            for (k, x) in extra.as_object().unwrap() {
+                v["traffic"][0][k] = x.clone();
+            }
+            Scenario::from_value(&v).map(|sc| match sc.groups[0].source {
+                SourceSpec::Web { response, .. } => response,
+                _ => unreachable!("a web group"),
+            })
+        };
+        use crate::web::WebResponse::*;
+        assert_eq!(response(json!({})).unwrap(), NewConnection);
+        assert_eq!(
+            response(json!({ "response": "new-connection" })).unwrap(),
+            NewConnection
+        );
+        assert_eq!(
+            response(json!({ "response": "same-connection" })).unwrap(),
+            SameConnection
+        );
+        let e = response(json!({ "response": "same" })).unwrap_err();
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].path, "traffic[0].response");
+        assert!(
+            e[0].message.contains("\"same\" is not allowed")
+                && e[0].message.contains("\"new-connection\", \"same-connection\""),
+            "{}",
+            e[0].message
+        );
+        // Only web groups have it.
+        let mut v = dumbbell();
+        v["traffic"][0]["response"] = json!("same-connection");
+        assert_eq!(error_paths(&v), ["traffic[0].response"]);
     }
 
     #[test]

@@ -36,9 +36,41 @@
 //!   after `pages` pages the session is done
 //! ```
 //!
-//! Each object is one HTTP/1.0 exchange on a new TCP connection: a 1-packet
-//! request client -> server, then `size_pkts` packets server -> client; the
-//! engine calls [`WebSession::object_done`] when the response is complete.
+//! Each object is one HTTP/1.0 exchange: a 1-packet request client ->
+//! server, then `size_pkts` packets server -> client; the engine calls
+//! [`WebSession::object_done`] when the response is complete. How the
+//! engine carries the exchange is a [`WebResponse`] choice:
+//!
+//! ```text
+//! new-connection (default; WebTraf's launch-req, done-req, launch-resp
+//!          and done-resp in tcl/webcache/webtraf.tcl, with the server of
+//!          webcache/webserver.cc in its default mode 0, no delay):
+//!   request:  a new client -> server connection (a SYN if the TCP's `syn`,
+//!             ns-2's syn_), 1 data packet; it ends when the CLIENT has the
+//!             ACK of that packet (the request agent's `done`, which
+//!             tcp/tcp.cc calls once all it sent is acknowledged)
+//!   response: at that same instant, a new server -> client connection
+//!             with its own SYN (likewise), size_pkts packets; the object
+//!             is done when the SERVER has the ACK of the last one (the
+//!             response agent's `done`, which calls doneObj)
+//!   every connection starts afresh: WebTraf takes its agents from a pool
+//!   but resets them first (cwnd, srtt, rttvar, RTO, backoff all initial),
+//!   so nothing is carried from one object to the next
+//! same-connection (aqmlab's only behaviour up to engine 0.3.1):
+//!   request:  a new client -> server connection with a SYN, 1 data packet;
+//!             it ends when the SERVER has the packet
+//!   response: at once, on the open connection (no second SYN, the
+//!             initial window); the object is done when the CLIENT has the
+//!             last packet
+//! ```
+//!
+//! On an idle path a 1-packet object takes 4 round trips under
+//! `new-connection` (SYN, request, SYN, response, each acknowledged) and 2
+//! under `same-connection`; ns-2 has the client receive the response's last
+//! packet 1.5 round trips later than `same-connection` does, and counts the
+//! object done half a round trip after that. WebTraf has no server
+//! processing time by default (its WebServer's FCFS and shortest-first
+//! queues are options aqmlab does not model).
 //!
 //! A [`WebSession`] is a slot that holds one session at a time. With
 //! `replace_finished`, a finished session is followed by a new one (new
@@ -87,6 +119,25 @@ use crate::dist::Dist;
 /// Packets in the request (client -> server) that precedes each web object
 /// and each HTTP/1.1 response: ns-2's WebTraf sends one.
 pub const REQUEST_PKTS: u32 = 1;
+
+/// How a web object's request and response travel (see the module
+/// documentation): the scenario key `response` of a `web` group.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WebResponse {
+    /// ns-2's WebTraf: the response on a second connection with its own
+    /// SYN, opened once the request is acknowledged; the object is done
+    /// when the response is acknowledged.
+    #[default]
+    NewConnection,
+    /// The response on the request's connection as soon as the server has
+    /// the request; the object is done when the client has the response.
+    SameConnection,
+}
+
+impl WebResponse {
+    /// The values of the scenario key, the default first.
+    pub const NAMES: &'static [&'static str] = &["new-connection", "same-connection"];
+}
 
 /// A drawn count or size rounded up to a whole number, at least 1
 /// (`ceil`, as WebTraf's `ceil(rv.value())`). Saturates at `u64::MAX`; NaN
@@ -189,8 +240,9 @@ impl WebParams {
 pub enum Action {
     /// Open a new connection from `client` to `server`, send a
     /// [`REQUEST_PKTS`]-packet request, then a `size_pkts`-packet response
-    /// back; call [`WebSession::object_done`] with `object` when the
-    /// response is complete.
+    /// back (as the group's [`WebResponse`] says); call
+    /// [`WebSession::object_done`] with `object` when the response is
+    /// complete.
     Launch {
         object: u64,
         page: u64,
