@@ -61,14 +61,17 @@ def test_cli_export_writes_the_script_or_exits_2(tmp_path, capsys):
 
 
 @needs_ns
-@pytest.mark.parametrize("variant", ["reno", "newreno", "sack"])
-def test_one_flow_through_drop_tail_is_packet_for_packet_the_same(variant):
+@pytest.mark.parametrize("variant, limit, delayed_ack", [
+    ("reno", "30pkt", False), ("newreno", "30pkt", False), ("sack", "30pkt", False),
+    ("sack", "30pkt", True), ("newreno", "25000B", True)])
+def test_one_flow_through_drop_tail_is_packet_for_packet_the_same(variant, limit, delayed_ack):
     """Without randomness (one flow, a fixed start, drop-tail) both simulators
     make the same decisions: every counter agrees exactly, including the
-    losses of slow start and how each variant recovers from them."""
-    sc = dumbbell({"kind": "droptail", "limit": "30pkt"},
+    losses of slow start and how each variant recovers from them, and the
+    buffer limits in packets and in bytes mean the same."""
+    sc = dumbbell({"kind": "droptail", "limit": limit},
                   [{"name": "f", "kind": "ftp", "count": 1, "start": "0s", "packet_size": "1000B",
-                    "tcp": {"variant": variant}}], duration="10s", warmup="0s")
+                    "tcp": {"variant": variant, "delayed_ack": delayed_ack}}], duration="10s", warmup="0s")
     a = aqmlab.run(sc, seed=1).summary
     b = ns2.run_ns(sc, seed=1)
     qa, qb = a["queues"]["bottleneck"], b["queues"]["bottleneck"]
@@ -108,3 +111,39 @@ def test_holm_adjustment_matches_a_hand_computation():
     # = 0.04, max(0.04, 1 x 0.04) = 0.04; back in the given order.
     assert ns2.holm([0.04, 0.01, 0.02]) == pytest.approx([0.04, 0.03, 0.04])
     assert ns2.holm([0.5, 0.6]) == pytest.approx([1.0, 1.0])
+
+
+@needs_ns
+def test_crosscheck_keeps_both_simulators_runs_in_the_store(tmp_path):
+    from aqmlab.store import Store
+    from aqmlab.sweep import table
+
+    sc = dumbbell({"kind": "droptail", "limit": "50pkt"},
+                  [{"name": "cbr", "kind": "cbr", "count": 3, "rate": "4Mbps", "size": "1000B"}],
+                  duration="10s", warmup="2s")
+    store = tmp_path / "x.duckdb"
+    ns2.crosscheck(sc, replications=2, jobs=2, store=str(store))
+    with Store(store, read_only=True) as st:
+        sims = st.db.execute("SELECT simulator, count(*) FROM runs GROUP BY simulator ORDER BY 1").fetchall()
+        t = table(st, metrics=["queues.bottleneck.loss_rate"])
+    assert sims == [("aqmlab", 2), ("ns-2", 2)]
+    assert list(t["simulator"]) == ["aqmlab", "ns-2"] and list(t["n"]) == [2, 2]
+    # 12 Mb/s of CBR into 10 Mb/s: both lose about a sixth.
+    assert list(t["mean"]) == pytest.approx([1 / 6, 1 / 6], rel=0.05)
+
+
+def test_a_store_from_before_the_simulator_column_is_upgraded(tmp_path):
+    import duckdb
+
+    from aqmlab.store import Store
+
+    path = tmp_path / "old.duckdb"
+    Store(path).close()
+    db = duckdb.connect(str(path))
+    db.execute("ALTER TABLE runs DROP COLUMN simulator")
+    db.execute("INSERT INTO runs VALUES ('k', 'e', 0, '{}', 0, 1, '0.3.1', 'h', 'ok', NULL, 0.1, '{}', '{}')")
+    db.close()
+    with Store(path, read_only=True) as st:  # read as it is
+        assert st.db.execute("SELECT count(*) FROM runs").fetchone() == (1,)
+    with Store(path) as st:  # opened for writing: the column is added, old runs are aqmlab's
+        assert st.db.execute("SELECT simulator FROM runs").fetchall() == [("aqmlab",)]

@@ -436,9 +436,12 @@ def export_ns2(scenario: str, assignments: tuple[str, ...], seed: int | None, ou
 @click.option("--all", "all_metrics", is_flag=True, help="Every metric both report, not only the headline ones.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=str), default=None,
               help="Also write both simulators' summaries and the comparison to this JSON file.")
+@click.option("--store", type=click.Path(dir_okay=False, path_type=str), default=None,
+              help="Also keep every run in this results store (experiment crosscheck-NAME, one point per "
+                   "simulator), for `aqmlab table` and `aqmlab report`.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line.")
 def crosscheck(scenario: str, assignments: tuple[str, ...], replications: int, jobs: int | None,
-               all_metrics: bool, json_out: str | None, quiet: bool) -> None:
+               all_metrics: bool, json_out: str | None, store: str | None, quiet: bool) -> None:
     """Run a scenario in aqmlab and in ns-2.35 and compare them metric by metric:
     means with 95% intervals, the difference, and Welch's t-test. Exits with
     status 1 if a headline metric (loss, queueing delay, queue length, loss
@@ -461,7 +464,7 @@ def crosscheck(scenario: str, assignments: tuple[str, ...], replications: int, j
         elif done == total or done % max(1, total // 10) == 0:
             click.echo(line, err=True)
 
-    rows, aq, ns = ns2.crosscheck(sc, replications=replications, jobs=jobs, progress=progress)
+    rows, aq, ns = ns2.crosscheck(sc, replications=replications, jobs=jobs, progress=progress, store=store)
     click.echo(ns2.format_table(rows, all_metrics=all_metrics))
     failing = [r for r in rows if r.fails]
     if json_out is not None:

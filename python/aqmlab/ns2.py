@@ -176,10 +176,16 @@ def holm(ps: list[float]) -> list[float]:
 
 
 def crosscheck(scenario: Scenario, replications: int = 10, jobs: int | None = None,
-               progress: Callable[[int, int], None] | None = None) -> tuple[list[Comparison], list[dict], list[dict]]:
+               progress: Callable[[int, int], None] | None = None,
+               store: str | None = None) -> tuple[list[Comparison], list[dict], list[dict]]:
     """Runs ``scenario`` ``replications`` times in aqmlab and in ns-2 (seeds
     seed, seed + 1, ...; the two simulators draw independently) and compares
-    them. Returns the comparisons and both simulators' summaries."""
+    them. Returns the comparisons and both simulators' summaries. With
+    ``store``, every run is also written to that results store as the
+    experiment ``crosscheck-<scenario name>``, one sweep point per simulator
+    (see :func:`store_runs`)."""
+    import time
+
     import aqmlab
 
     if replications < 2:
@@ -196,18 +202,58 @@ def crosscheck(scenario: Scenario, replications: int = 10, jobs: int | None = No
     total, done = 2 * replications, 0
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         futs: dict[Any, tuple[str, int]] = {}
+        def timed(fn: Callable[[], dict]) -> tuple[dict, float]:
+            t0 = time.perf_counter()
+            return fn(), time.perf_counter() - t0
+
         for s in seeds:
-            futs[pool.submit(lambda s=s: aqmlab.run(scenario, seed=s).summary)] = ("aqmlab", s)
-            futs[pool.submit(run_script, script, s, ns)] = ("ns-2", s)
+            futs[pool.submit(timed, lambda s=s: aqmlab.run(scenario, seed=s).summary)] = ("aqmlab", s)
+            futs[pool.submit(timed, lambda s=s: run_script(script, s, ns))] = ("ns-2", s)
         for fut in as_completed(futs):
             who, s = futs[fut]
             (aq_out if who == "aqmlab" else ns_out)[s] = fut.result()
             done += 1
             if progress:
                 progress(done, total)
-    aq = [aq_out[s] for s in seeds]
-    nsr = [ns_out[s] for s in seeds]
+    aq = [aq_out[s][0] for s in seeds]
+    nsr = [ns_out[s][0] for s in seeds]
+    if store is not None:
+        store_runs(store, scenario, seeds, [aq_out[s][1] for s in seeds], aq, [ns_out[s][1] for s in seeds], nsr)
     return compare(aq, nsr), aq, nsr
+
+
+def store_runs(path: str, scenario: Scenario, seeds: list[int], aq_wall: list[float], aq: list[dict],
+               ns_wall: list[float], ns: list[dict]) -> None:
+    """Writes a crosscheck's runs to the results store at ``path``: the
+    experiment ``crosscheck-<name>`` swept over ``simulator`` (point 0 is
+    aqmlab, point 1 ns-2), so that ``aqmlab table`` and ``aqmlab report``
+    show the two side by side; the runs' ``simulator`` column says which ran
+    them. A run is keyed by the simulator, scenario, seed and versions, and
+    written again when the crosscheck is."""
+    import hashlib
+
+    from aqmlab import _engine
+    from aqmlab.store import Store
+
+    name = f"crosscheck-{scenario.to_dict().get('name', 'scenario')}"
+    text = scenario.to_json()
+    keys = []
+    with Store(path) as st:
+        rows = []
+        for point, (sim, walls, summaries) in enumerate([("aqmlab", aq_wall, aq), ("ns-2", ns_wall, ns)]):
+            version = _engine.ENGINE_VERSION if sim == "aqmlab" else f"ns-2.35 (aqmlab {_engine.ENGINE_VERSION} export)"
+            for r, (seed, wall, summary) in enumerate(zip(seeds, walls, summaries)):
+                blob = json.dumps({"experiment": name, "simulator": sim, "scenario": scenario.to_dict(),
+                                   "seed": seed, "version": version}, sort_keys=True, default=str)
+                key = hashlib.sha256(blob.encode()).hexdigest()
+                keys.append(key)
+                rows.append(({"key": key, "experiment": name, "point": point, "labels": {"simulator": sim},
+                              "replication": r, "seed": seed, "engine_version": version,
+                              "scenario_hash": hashlib.sha256(text.encode()).hexdigest(), "status": "ok",
+                              "wall_s": wall, "scenario": text, "simulator": sim}, {"summary": summary}))
+        st.record_experiment(name, text, ["simulator"], headline_metrics(aq[0]), keys)
+        for row, result in rows:
+            st.write_run(row, result)
 
 
 def format_table(rows: Iterable[Comparison], all_metrics: bool = False) -> str:

@@ -11,7 +11,8 @@ Tables:
   version), experiment, sweep point index and labels (JSON, key path ->
   label), replication, seed, engine version, scenario hash, status (``ok``
   or ``failed``), error message, wall time, the scenario and the whole
-  summary (JSON).
+  summary (JSON), and the simulator that ran it (``aqmlab``, or ``ns-2``
+  for the runs `aqmlab crosscheck --store` keeps beside aqmlab's).
 - ``metrics``: every numeric summary value of every ok run, long format
   (key, metric as a dotted path such as ``queues.bottleneck.loss_rate``,
   value; NULL where the run could not measure it).
@@ -46,7 +47,7 @@ CREATE TABLE IF NOT EXISTS experiments (
 CREATE TABLE IF NOT EXISTS runs (
     key VARCHAR PRIMARY KEY, experiment VARCHAR, point INTEGER, labels VARCHAR, replication INTEGER,
     seed UBIGINT, engine_version VARCHAR, scenario_hash VARCHAR, status VARCHAR, error VARCHAR,
-    wall_s DOUBLE, scenario VARCHAR, summary VARCHAR);
+    wall_s DOUBLE, scenario VARCHAR, summary VARCHAR, simulator VARCHAR DEFAULT 'aqmlab');
 CREATE TABLE IF NOT EXISTS metrics (key VARCHAR, metric VARCHAR, value DOUBLE);
 CREATE TABLE IF NOT EXISTS flows (key VARCHAR, flow INTEGER, data VARCHAR);
 CREATE TABLE IF NOT EXISTS series (key VARCHAR PRIMARY KEY, path VARCHAR);
@@ -58,7 +59,7 @@ _NOT_METRICS = {"seed", "duration_s", "warmup_s", "wall_s", "flows"}
 _QUEUE_SETTINGS = {"qdisc", "link"}
 _TABLES = {"experiments": ["name", "text", "axes", "metrics", "keys"],
            "runs": ["key", "experiment", "point", "labels", "replication", "seed", "engine_version", "scenario_hash",
-                    "status", "error", "wall_s", "scenario", "summary"],
+                    "status", "error", "wall_s", "scenario", "summary", "simulator"],
            "metrics": ["key", "metric", "value"], "flows": ["key", "flow", "data"], "series": ["key", "path"]}
 
 
@@ -91,6 +92,7 @@ class Store:
 
     def __init__(self, path: str | Path, read_only: bool = False):
         self.path = Path(path)
+        self.readonly = read_only
         if read_only and not self.path.exists():
             raise AqmlabError(f"{self.path}: no such results store")
         try:
@@ -102,10 +104,18 @@ class Store:
         try:
             if not read_only:
                 self.db.execute(_SCHEMA)
+                self._add_simulator_column()
             self._check_schema()
         except BaseException:
             self.db.close()
             raise
+
+    def _add_simulator_column(self) -> None:
+        """Stores written before runs had a simulator were all aqmlab's."""
+        columns = [c for (c,) in self.db.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'runs'").fetchall()]
+        if "simulator" not in columns and columns == _TABLES["runs"][:-1]:
+            self.db.execute("ALTER TABLE runs ADD COLUMN simulator VARCHAR DEFAULT 'aqmlab'")
 
     def _check_schema(self) -> None:
         """A file that is not an aqmlab store, or one an older aqmlab wrote
@@ -116,6 +126,8 @@ class Store:
         ).fetchall():
             have.setdefault(table, []).append(column)
         for table, columns in _TABLES.items():
+            if table == "runs" and have.get(table) == columns[:-1] and self.readonly:
+                continue  # an older store opened read-only: every run is aqmlab's
             if have.get(table) != columns:
                 what = "has no table" if table not in have else "has another layout for table"
                 raise AqmlabError(f"{self.path}: not a results store of this aqmlab version ({what} '{table}'); "
@@ -181,11 +193,12 @@ class Store:
             summary = result["summary"] if result else None
             flows = summary.get("flows", []) if summary else []
             cur.execute(
-                "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [row["key"], row["experiment"], row["point"], json.dumps(row["labels"]), row["replication"],
                  row["seed"], row["engine_version"], row["scenario_hash"], row["status"], row.get("error"),
                  row["wall_s"], row["scenario"],
-                 json.dumps({k: v for k, v in summary.items() if k != "flows"}) if summary else None],
+                 json.dumps({k: v for k, v in summary.items() if k != "flows"}) if summary else None,
+                 row.get("simulator", "aqmlab")],
             )
             if summary:
                 metrics = list(flatten_metrics(summary))

@@ -272,10 +272,15 @@ impl Writer {
                 match p.limit {
                     Limit::Packets(n) => self.line(format!("{q} set limit_ {}", n as u64 + 1)),
                     Limit::Unlimited => self.line(format!("{q} set limit_ {NS2_UNLIMITED}")),
+                    // In byte mode ns-2 admits a packet while bytes queued
+                    // plus its size stay below limit_ x mean_pktsize_;
+                    // aqmlab admits up to the limit itself, so one byte more.
+                    Limit::Bytes(b) if b < i32::MAX as u64 => {
+                        self.line(format!("{q} set queue_in_bytes_ true; {q} set mean_pktsize_ 1; {q} set limit_ {}", b + 1));
+                    }
                     Limit::Bytes(_) => self.refuse(
                         &format!("{path}.limit"),
-                        "a byte limit on a drop-tail queue has no exact ns-2.35 counterpart (its byte mode \
-                         admits a packet while the bytes queued are below the limit); give the limit in packets",
+                        "ns-2.35 keeps a byte limit in a C int; give at most 2147483646B",
                     ),
                 }
                 if p.drop == DropWhere::Front {
@@ -784,6 +789,12 @@ mod test {
     fn test_droptail_limit_gets_one_more_for_the_packet_ns2_counts() {
         let s = script(&scenario(json!({"kind": "droptail", "limit": "50pkt"}), ftp()));
         assert!(s.contains("$aqlq(0) set limit_ 51\n"), "{s}");
+    }
+
+    #[test]
+    fn test_droptail_byte_limit_admits_up_to_the_limit_itself() {
+        let s = script(&scenario(json!({"kind": "droptail", "limit": "30000B"}), ftp()));
+        assert!(s.contains("$aqlq(0) set queue_in_bytes_ true; $aqlq(0) set mean_pktsize_ 1; $aqlq(0) set limit_ 30001\n"), "{s}");
     }
 
     #[test]
