@@ -11,6 +11,17 @@ fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
+/// Request and response of one n-packet object each delivered: 1 + n
+/// packets of 1000 B. Goodput counts the response (what the client
+/// downloads), the request apart; the window is the whole 20 s.
+#[track_caller]
+fn assert_one_object_delivered(s: &Value, n: u32) {
+    assert_eq!(s["flows"][0]["delivered"], 1 + n as u64);
+    let g = &s["traffic"]["web"];
+    assert_eq!(f(&g["goodput_bps"]) * 20.0 / 8.0, n as f64 * 1000.0, "n {n}");
+    assert_eq!(f(&g["request_goodput_bps"]) * 20.0 / 8.0, 1000.0, "n {n}");
+}
+
 /// One web session of one page of one object of `n` packets between a
 /// server `a` and a client `b` on an idle 10 Mb/s, 50 ms link; `extra` adds
 /// keys to the group (`response`, `tcp`).
@@ -98,13 +109,7 @@ fn test_one_object_takes_two_handshakes_request_and_slow_start() {
         let (got, s) = object_time(n, json!({}));
         eprintln!("n {n}: {got:.9} s, by hand {want:.9} s");
         assert!((got - want).abs() < 1e-9, "n {n}: {got} vs {want}");
-        // Request and response each delivered: 1 + n packets of 1000 B.
-        // Goodput counts the response (what the client downloads), the
-        // request apart; the window is the whole 20 s.
-        assert_eq!(s["flows"][0]["delivered"], 1 + n as u64);
-        let g = &s["traffic"]["web"];
-        assert_eq!(f(&g["goodput_bps"]) * 20.0 / 8.0, n as f64 * 1000.0, "n {n}");
-        assert_eq!(f(&g["request_goodput_bps"]) * 20.0 / 8.0, 1000.0, "n {n}");
+        assert_one_object_delivered(&s, n);
     }
     // A 1-packet object: 4 round trips against the old model's 2.
     assert!((new_connection_time(1) - same_connection_time(1) - 4.0 * D - 3.0 * T40).abs() < 1e-12);
@@ -138,10 +143,7 @@ fn test_same_connection_response_keeps_the_old_timing() {
         let want = same_connection_time(n);
         eprintln!("n {n}: {got:.9} s, by hand {want:.9} s");
         assert!((got - want).abs() < 1e-9, "n {n}: {got} vs {want}");
-        assert_eq!(s["flows"][0]["delivered"], 1 + n as u64);
-        let g = &s["traffic"]["web"];
-        assert_eq!(f(&g["goodput_bps"]) * 20.0 / 8.0, n as f64 * 1000.0, "n {n}");
-        assert_eq!(f(&g["request_goodput_bps"]) * 20.0 / 8.0, 1000.0, "n {n}");
+        assert_one_object_delivered(&s, n);
         assert_eq!(
             f(&s["flows"][0]["goodput_bps"]) * 20.0 / 8.0,
             n as f64 * 1000.0,
