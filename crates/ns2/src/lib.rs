@@ -33,7 +33,7 @@ use aqmlab_qdisc::{
 use aqmlab_sim::config::ConfigError;
 use aqmlab_sim::dist::Dist;
 use aqmlab_sim::qdiscs::{self, QdiscSpec};
-use aqmlab_sim::scenario::{DelaySpec, GroupSpec, Report, Scenario, SourceSpec};
+use aqmlab_sim::scenario::{DelaySpec, GroupSpec, Report, Scenario, SourceSpec, NO_ROUTE};
 use aqmlab_sim::tcp::config::{EcnAtCwnd1, RtoConfig, TcpConfig, Variant};
 
 /// The summary procedures every exported script carries.
@@ -650,7 +650,7 @@ impl Writer {
     ) {
         let syn = syn as u8;
         self.line(format!(
-            "array set aqflow [list {f},start $t {f},syn {syn} {f},group {} {f},id {j} {f},fid {f} {f},src {} {f},dst {} {f},rtt [expr {{{rtt}}}] {f},tcp {} {f},payload {payload} {f},hdr {hdr} {f},agent $s {f},sink $k]",
+            "array set aqflow [list {f},start $t {f},syn {syn} {f},group {} {f},id {j} {f},fid {f} {f},src {} {f},dst {} {f},rtt {rtt} {f},tcp {} {f},payload {payload} {f},hdr {hdr} {f},agent $s {f},sink $k]",
             tcl_str(&g.name),
             tcl_str(&sc.net.nodes[src as usize].name),
             tcl_str(&sc.net.nodes[dst as usize].name),
@@ -662,16 +662,17 @@ impl Writer {
 
     /// The round-trip propagation delay from `src` to `dst` and back, as a
     /// Tcl expression over the links' delays.
+    /// `null` when there is no way back (a one-way UDP path), as aqmlab
+    /// reports it.
     fn rtt_expr(&self, sc: &Scenario, src: u32, dst: u32) -> String {
-        let mut terms = Vec::new();
+        if sc.net.route(dst, src) == NO_ROUTE {
+            return "null".to_string();
+        }
+        let mut terms = vec!["0.0".to_string()];
         for l in sc.net.path(src, dst).into_iter().chain(sc.net.path(dst, src)) {
             terms.push(self.delays[l as usize].clone());
         }
-        if terms.is_empty() {
-            "0.0".to_string()
-        } else {
-            terms.join(" + ")
-        }
+        format!("[expr {{{}}}]", terms.join(" + "))
     }
 
     fn constant_payload(&mut self, d: &Dist, path: &str) -> Option<u32> {
@@ -896,6 +897,20 @@ mod test {
         let errs = refused(&scenario(json!({"kind": "codel"}), t));
         let paths: Vec<&str> = errs.iter().map(|e| e.0.as_str()).collect();
         assert_eq!(paths, ["topology.qdisc.kind", "traffic[0].packet_size"]);
+    }
+
+    #[test]
+    fn test_a_one_way_path_has_no_round_trip() {
+        let v = json!({
+            "name": "oneway", "duration": "10s",
+            "topology": { "kind": "graph", "nodes": ["a", "b"],
+                          "links": [{ "from": "a", "to": "b", "rate": "10Mbps", "delay": "1ms", "duplex": false,
+                                      "qdisc": { "kind": "droptail", "limit": "10pkt" } }] },
+            "traffic": [{ "name": "p", "kind": "poisson", "count": 1, "rate": "5Mbps", "size": "1000B",
+                          "src": ["a"], "dst": ["b"] }],
+        });
+        let s = script(&Scenario::from_json(&v.to_string()).unwrap());
+        assert!(s.contains("0,rtt null "), "{s}");
     }
 
     #[test]

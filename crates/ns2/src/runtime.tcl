@@ -26,9 +26,13 @@ proc aq_snapshot {tag} {
     }
 }
 
+# The growth of counter v of flow i over the window. ns-2 keeps several
+# counters (the sinks' bytes_ among them) in 32-bit ints that wrap past
+# 2^31; the difference modulo 2^32 is right while the window's growth
+# stays below 4 GB.
 proc aq_diff {i v} {
     global aqsnap
-    return [expr {$aqsnap(e,$i,$v) - $aqsnap(w,$i,$v)}]
+    return [expr {wide($aqsnap(e,$i,$v) - $aqsnap(w,$i,$v)) % 4294967296}]
 }
 
 # A number as JSON: NaN and infinities are null.
