@@ -35,9 +35,13 @@ use aqmlab_sim::dist::Dist;
 use aqmlab_sim::qdiscs::{self, QdiscSpec};
 use aqmlab_sim::scenario::{DelaySpec, GroupSpec, Report, Scenario, SourceSpec, NO_ROUTE};
 use aqmlab_sim::tcp::config::{EcnAtCwnd1, RtoConfig, TcpConfig, Variant};
+use aqmlab_sim::web::{WebParams, WebResponse};
 
 /// The summary procedures every exported script carries.
 const RUNTIME: &str = include_str!("runtime.tcl");
+
+/// WebTraf's pool with the hooks that measure it, for scripts with `web`.
+const WEBTRAF: &str = include_str!("webtraf.tcl");
 
 /// ns-2's `limit_` is a C int; an unlimited aqmlab queue gets this.
 const NS2_UNLIMITED: u64 = 1_000_000_000;
@@ -136,14 +140,16 @@ impl Writer {
         self.line("set aq(trace) [format aqmlab-ns2-%d.tr [pid]]");
         self.line("set aq(trace_ch) [open $aq(trace) w]");
         self.line("");
-        self.network(sc);
-        self.line("");
-        self.traffic(sc);
-        self.line("");
         self.line("# ---------------------------------------------------------------------------");
         self.out.push_str(RUNTIME);
+        self.line("# ---------------------------------------------------------------------------");
         self.line("");
-        self.line("$ns at $aq(warmup) {aq_snapshot w}");
+        self.network(sc);
+        self.line("");
+        self.line("# The window opens: scheduled first, so it comes before what starts then.");
+        self.line("$ns at $aq(warmup) {aq_warmup}");
+        self.traffic(sc);
+
         self.line("$ns at $aq(duration) {aq_finish}");
         self.line("$ns run");
     }
@@ -459,16 +465,19 @@ impl Writer {
         self.line("proc aq_constant {v} { set r [new RandomVariable/Constant]; $r set val_ $v; return $r }");
         self.line("proc aq_rv {kind args} { set r [new RandomVariable/$kind]; foreach {k v} $args { $r set $k $v }; return $r }");
         self.line("set aq(groups) {}");
-        self.line("set aq(nflows) 0");
+        self.line("set aq(flows) {}");
+        self.line("set aq(webgroups) {}");
+        if sc.groups.iter().any(|g| matches!(g.source, SourceSpec::Web { .. })) {
+            self.out.push_str(WEBTRAF);
+        }
         let mut fid = 0u32;
         for (gi, g) in sc.groups.iter().enumerate() {
             let path = format!("traffic[{gi}]");
-            self.group(sc, g, &path, &mut fid);
+            self.group(sc, g, gi, &path, &mut fid);
         }
-        self.line(format!("set aq(nflows) {fid}"));
     }
 
-    fn group(&mut self, sc: &Scenario, g: &GroupSpec, path: &str, fid: &mut u32) {
+    fn group(&mut self, sc: &Scenario, g: &GroupSpec, gi: usize, path: &str, fid: &mut u32) {
         let kind = g.source.kind();
         let gname = tcl_str(&g.name);
         self.line("");
@@ -477,6 +486,8 @@ impl Writer {
         self.set("aqgrp", &g.name, "kind", kind);
         self.set("aqgrp", &g.name, "class", &tcl_str(&sc.classes[g.class as usize]));
         self.set("aqgrp", &g.name, "tcp", &(g.source.is_tcp() as u8).to_string());
+        self.set("aqgrp", &g.name, "index", &gi.to_string());
+        self.set("aqgrp", &g.name, "count", &g.count.to_string());
         self.set("aqgrp", &g.name, "flows", "{}");
         if g.ted_deadline.is_some() {
             self.refuse(&format!("{path}.ted_deadline"), "ns-2.35 has no TED queue; remove ted_deadline");
@@ -500,18 +511,24 @@ impl Writer {
                     );
                     return;
                 }
-                if repeat.is_some() {
-                    self.refuse(&format!("{path}.kind"), "\"file\" is not exported to ns-2 yet");
-                    return;
-                }
                 let Some(pay) = self.constant_payload(payload, &format!("{path}.packet_size")) else {
                     return;
                 };
                 self.tcp_defaults(tcp, &format!("{path}.tcp"));
-                Proto::Tcp {
-                    pay,
-                    tcp: *tcp,
-                    packets: size_bytes.map(|b| b.div_ceil(pay as u64)),
+                self.tcp_procs(gi, tcp, pay);
+                match repeat {
+                    Some((size, gap)) => {
+                        let size = self.random_variable(size, &format!("{path}.size"));
+                        let gap = self.random_variable(gap, &format!("{path}.gap"));
+                        self.line(format!("set aqfile({gi},size) [{size}]"));
+                        self.line(format!("set aqfile({gi},gap) [{gap}]"));
+                        Proto::File { pay, tcp: *tcp }
+                    }
+                    None => Proto::Tcp {
+                        pay,
+                        tcp: *tcp,
+                        packets: size_bytes.map(|b| b.div_ceil(pay as u64)),
+                    },
                 }
             }
             SourceSpec::Cbr {
@@ -562,15 +579,25 @@ impl Writer {
                     return;
                 }
             },
-            SourceSpec::Batch { .. } => {
-                self.refuse(&format!("{path}.kind"), "\"batch-poisson\" is not exported to ns-2 yet");
-                return;
+            SourceSpec::Batch { gap, batch, size } => {
+                let Some(s) = self.constant_payload(size, &format!("{path}.size")) else {
+                    return;
+                };
+                let gap = self.random_variable(gap, &format!("{path}.gap"));
+                let batch = self.random_variable(batch, &format!("{path}.batch"));
+                self.line(format!("set aqbatch({gi},gap) [{gap}]"));
+                self.line(format!("set aqbatch({gi},batch) [{batch}]"));
+                let stop = g.stop.map_or(String::from("$aq(duration)"), |t| secs(t.nanos()));
+                self.line(format!("set aqbatch({gi},stop) [expr {{min({stop}, $aq(duration))}}]"));
+                Proto::Batch(s)
             }
-            SourceSpec::Web { .. } => {
-                self.refuse(
-                    &format!("{path}.kind"),
-                    "\"web\" is not exported to ns-2 yet (PagePool/WebTraf comes with aqmlab's WebTraf semantics)",
-                );
+            SourceSpec::Web {
+                params,
+                payload_bytes,
+                tcp,
+                response,
+            } => {
+                self.web(sc, g, gi, path, params, *payload_bytes, tcp, *response, fid);
                 return;
             }
             SourceSpec::Http11 { .. } => {
@@ -588,23 +615,9 @@ impl Writer {
             let rtt = self.rtt_expr(sc, src, dst);
             self.line("set t [expr {max(0.0, [$aqstart value])}]");
             let start = "$t";
-            match &proto {
+            let (syn, tcp, payload, hdr) = match &proto {
                 Proto::Tcp { pay, tcp, packets } => {
-                    let agent = match tcp.variant {
-                        Variant::Reno => "Agent/TCP/Reno",
-                        Variant::NewReno => "Agent/TCP/Newreno",
-                        Variant::Sack => "Agent/TCP/Sack1",
-                    };
-                    let sink = match (tcp.variant, tcp.delayed_ack) {
-                        (Variant::Sack, false) => "Agent/TCPSink/Sack1",
-                        (Variant::Sack, true) => "Agent/TCPSink/Sack1/DelAck",
-                        (_, false) => "Agent/TCPSink",
-                        (_, true) => "Agent/TCPSink/DelAck",
-                    };
-                    self.line(format!(
-                        "set s [new {agent}]; $s set fid_ {f}; $s set packetSize_ {pay}; set k [new {sink}]"
-                    ));
-                    self.tcp_agent(tcp);
+                    self.line(format!("set s [aq_sender_{gi} {f}]; set k [aq_sink_{gi} {f}]"));
                     self.line(format!(
                         "$ns attach-agent $n({src}) $s; $ns attach-agent $n({dst}) $k; $ns connect $s $k"
                     ));
@@ -613,7 +626,13 @@ impl Writer {
                         None => self.line(format!("$ns at {start} [list $app start]")),
                         Some(n) => self.line(format!("$ns at {start} [list $app produce {n}]")),
                     }
-                    self.flow_record(tcp.syn, g, j, f, src, dst, &rtt, true, *pay, tcp.header_bytes, sc);
+                    (tcp.syn, true, *pay, tcp.header_bytes)
+                }
+                Proto::File { pay, tcp } => {
+                    // The agents come with each transfer.
+                    self.line("set s {}; set k {}");
+                    self.line(format!("$ns at {start} [list aq_file_next {f}]"));
+                    (tcp.syn, true, *pay, tcp.header_bytes)
                 }
                 Proto::Udp(app, size) => {
                     self.line(format!(
@@ -624,13 +643,136 @@ impl Writer {
                     ));
                     self.line(format!("{app}; $app attach-agent $s"));
                     self.line(format!("$ns at {start} [list $app start]"));
-                    self.flow_record(false, g, j, f, src, dst, &rtt, false, *size, 0, sc);
+                    if let Some(stop) = g.stop {
+                        self.line(format!("$ns at {} [list $app stop]", secs(stop.nanos())));
+                    }
+                    (false, false, *size, 0)
                 }
-            }
-            if let Some(stop) = g.stop {
-                self.line(format!("$ns at {} [list $app stop]", secs(stop.nanos())));
+                Proto::Batch(size) => {
+                    self.line(format!(
+                        "set s [new Agent/UDP]; $s set fid_ {f}; $s set packetSize_ {size}; set k [new Agent/LossMonitor]"
+                    ));
+                    self.line(format!(
+                        "$ns attach-agent $n({src}) $s; $ns attach-agent $n({dst}) $k; $ns connect $s $k"
+                    ));
+                    // The first batch one gap after the start, as aqmlab's.
+                    self.line(format!("set t1 [expr {{{start} + [$aqbatch({gi},gap) value]}}]"));
+                    self.line(format!(
+                        "if {{$t1 < $aqbatch({gi},stop)}} {{ $ns at $t1 [list aq_batch {f}] }}"
+                    ));
+                    (false, false, *size, 0)
+                }
+            };
+            let kind = match &proto {
+                Proto::File { .. } => "file",
+                Proto::Tcp { packets: None, .. } => "bulk",
+                _ => "",
+            };
+            self.flow_record(syn, g, gi, j, f, src, dst, &rtt, tcp, kind, payload, hdr, sc);
+        }
+    }
+
+    /// A `web` group: one PagePool/WebTraf of `count` sessions.
+    #[allow(clippy::too_many_arguments)]
+    fn web(
+        &mut self,
+        sc: &Scenario,
+        g: &GroupSpec,
+        gi: usize,
+        path: &str,
+        params: &WebParams,
+        pay: u32,
+        tcp: &TcpConfig,
+        response: WebResponse,
+        fid: &mut u32,
+    ) {
+        if response != WebResponse::NewConnection {
+            self.refuse(
+                &format!("{path}.response"),
+                "\"same-connection\" has no ns-2.35 counterpart (WebTraf sends each response on a connection of its own); use \"new-connection\"",
+            );
+        }
+        if params.replace_finished {
+            self.refuse(
+                &format!("{path}.replace"),
+                "ns-2.35's WebTraf deletes a finished session and starts none in its place; set replace = false \
+                 (the same thing when no session runs out of pages within the run)",
+            );
+        }
+        if g.stop.is_some() {
+            self.refuse(&format!("{path}.stop"), "WebTraf sessions cannot be stopped; remove stop");
+        }
+        // ns-2 rounds counts and sizes up with no floor of 1: a draw of 0 or
+        // less would make an empty page or object, where aqmlab makes 1.
+        for (key, d) in [
+            ("pages_per_session", &params.pages_per_session),
+            ("objects_per_page", &params.objects_per_page),
+            ("object_size", &params.object_size),
+        ] {
+            let nonpositive = match *d {
+                Dist::Constant(v) => v <= 0.0,
+                Dist::Uniform { min, .. } => min < 0.0,
+                _ => false,
+            };
+            if nonpositive {
+                self.refuse(
+                    &format!("{path}.{key}"),
+                    "ns-2.35's WebTraf rounds up without a floor of 1, so draws of 0 or less have no counterpart; give a law of positive values",
+                );
             }
         }
+        self.tcp_defaults(tcp, &format!("{path}.tcp"));
+        self.tcp_procs(gi, tcp, pay);
+        let f = *fid;
+        *fid += 1;
+        // Servers are the group's src hosts and clients its dst hosts, as
+        // aqmlab's: a session picks its client when it is created, each page
+        // its server, uniformly.
+        self.line(format!("set aqfid({f},class) {}", tcl_str(&sc.classes[g.class as usize])));
+        self.line(format!("set pool [new PagePool/WebTraf/Aq]; $pool set aqg_ {gi}"));
+        self.line(format!("$pool set-num-client {}", g.dst.len()));
+        for (i, c) in g.dst.iter().enumerate() {
+            self.line(format!("$pool set-client {i} $n({c})"));
+        }
+        self.line(format!("$pool set-num-server {}", g.src.len()));
+        for (i, s) in g.src.iter().enumerate() {
+            self.line(format!("$pool set-server {i} $n({s})"));
+        }
+        let per_page = match params.objects_per_page {
+            Dist::Constant(v) => ((v.ceil() as u64).max(1)).to_string(),
+            _ => "null".to_string(),
+        };
+        for (key, value) in [
+            ("fid", f.to_string()),
+            ("payload", pay.to_string()),
+            ("hdr", tcp.header_bytes.to_string()),
+            ("per_page", per_page),
+        ] {
+            self.line(format!("set aqw({gi},{key}) {value}"));
+        }
+        self.line(format!(
+            "foreach v {{ndatapack_ ndatabytes_ nrexmitpack_ nrexmit_ necnresponses_ bytes_ dpkts reqpkts active}} {{ set aqw({gi},$v) 0 }}"
+        ));
+        self.line(format!(
+            "set aqw({gi},area) 0.0; set aqw({gi},since) 0.0; set aqw({gi},objects) {{}}; set aqw({gi},pages) {{}}"
+        ));
+        self.line(format!("lappend aq(webgroups) {gi}"));
+        // Every session has random variables of its own: WebTraf deletes a
+        // session's when the session ends.
+        let pages = self.random_variable(&params.pages_per_session, &format!("{path}.pages_per_session"));
+        let inter_page = self.random_variable(&params.inter_page, &format!("{path}.inter_page"));
+        let objects = self.random_variable(&params.objects_per_page, &format!("{path}.objects_per_page"));
+        let inter_object = self.random_variable(&params.inter_object, &format!("{path}.inter_object"));
+        let size = self.random_variable(&params.object_size, &format!("{path}.object_size"));
+        self.line(format!("set aqpages [{pages}]"));
+        self.line(format!("$pool set-num-session {}", g.count));
+        self.line(format!("for {{set j 0}} {{$j < {}}} {{incr j}} {{", g.count));
+        self.line("    set t [expr {max(0.0, [$aqstart value])}]");
+        self.line("    set np [expr {max(1, int(ceil([$aqpages value])))}]");
+        self.line(format!(
+            "    $pool create-session $j $np $t [{inter_page}] [{objects}] [{inter_object}] [{size}]"
+        ));
+        self.line("}");
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -638,26 +780,31 @@ impl Writer {
         &mut self,
         syn: bool,
         g: &GroupSpec,
+        gi: usize,
         j: u32,
         f: u32,
         src: u32,
         dst: u32,
         rtt: &str,
         tcp: bool,
+        kind: &str,
         payload: u32,
         hdr: u32,
         sc: &Scenario,
     ) {
         let syn = syn as u8;
         self.line(format!(
-            "array set aqflow [list {f},start $t {f},syn {syn} {f},group {} {f},id {j} {f},fid {f} {f},src {} {f},dst {} {f},rtt {rtt} {f},tcp {} {f},payload {payload} {f},hdr {hdr} {f},agent $s {f},sink $k]",
+            "array set aqflow [list {f},start $t {f},syn {syn} {f},group {} {f},gi {gi} {f},id {j} {f},fid {f} {f},src {} {f},dst {} {f},srcn {src} {f},dstn {dst} {f},rtt {rtt} {f},tcp {} {f},file {} {f},bulk {} {f},payload {payload} {f},hdr {hdr} {f},agent $s {f},sink $k]",
             tcl_str(&g.name),
             tcl_str(&sc.net.nodes[src as usize].name),
             tcl_str(&sc.net.nodes[dst as usize].name),
             tcp as u8,
+            (kind == "file") as u8,
+            (kind == "bulk") as u8,
         ));
         self.line(format!("set aqfid({f},class) {}", tcl_str(&sc.classes[g.class as usize])));
         self.line(format!("lappend {} {f}", tcl_str(&format!("aqgrp({},flows)", g.name))));
+        self.line(format!("lappend aq(flows) {f}; aq_flow_init {f}"));
     }
 
     /// The round-trip propagation delay from `src` to `dst` and back, as a
@@ -709,9 +856,24 @@ impl Writer {
         }
     }
 
-    /// The per-agent settings of a TCP sender `$s` and its sink `$k`.
-    fn tcp_agent(&mut self, tcp: &TcpConfig) {
+    /// The procedures `aq_sender_GI FID` and `aq_sink_GI FID` that create
+    /// group GI's TCP agents with its settings; every agent of a group comes
+    /// from them (WebTraf's pool asks for its agents through them too).
+    fn tcp_procs(&mut self, gi: usize, tcp: &TcpConfig, pay: u32) {
+        let agent = match tcp.variant {
+            Variant::Reno => "Agent/TCP/Reno",
+            Variant::NewReno => "Agent/TCP/Newreno",
+            Variant::Sack => "Agent/TCP/Sack1",
+        };
+        let sink = match (tcp.variant, tcp.delayed_ack) {
+            (Variant::Sack, false) => "Agent/TCPSink/Sack1",
+            (Variant::Sack, true) => "Agent/TCPSink/Sack1/DelAck",
+            (_, false) => "Agent/TCPSink",
+            (_, true) => "Agent/TCPSink/DelAck",
+        };
         let mut s = vec![
+            "fid_ $fid".to_string(),
+            format!("packetSize_ {pay}"),
             format!("window_ {}", tcp.rwnd_pkts),
             format!("windowInit_ {}", tcp.initial_window),
             format!("numdupacks_ {}", tcp.dupack_threshold),
@@ -730,12 +892,20 @@ impl Writer {
             s.push(format!("rtxcur_init_ {}", secs(initial.nanos())));
         }
         let sets: Vec<String> = s.iter().map(|kv| format!("$s set {kv}")).collect();
-        self.line(sets.join("; "));
+        self.line(format!("proc aq_sender_{gi} {{fid}} {{"));
+        self.line(format!("    set s [new {agent}]"));
+        self.line(format!("    {}", sets.join("; ")));
+        self.line("    return $s");
+        self.line("}");
         let mut k = vec![format!("$k set ecn_ {}", tcp.ecn as u8)];
         if tcp.delayed_ack {
             k.push(format!("$k set interval_ {}", secs(tcp.delack_interval.nanos())));
         }
-        self.line(k.join("; "));
+        self.line(format!("proc aq_sink_{gi} {{fid}} {{"));
+        self.line(format!("    set k [new {sink}]"));
+        self.line(format!("    {}", k.join("; ")));
+        self.line("    return $k");
+        self.line("}");
     }
 }
 
@@ -745,8 +915,15 @@ enum Proto {
         tcp: TcpConfig,
         packets: Option<u64>,
     },
+    /// Repeated transfers, each on new agents.
+    File {
+        pay: u32,
+        tcp: TcpConfig,
+    },
     /// The command that creates `$app`, and the packet size.
     Udp(String, u32),
+    /// Batches of packets of this size, sent by Tcl.
+    Batch(u32),
 }
 
 #[cfg(test)]

@@ -7,32 +7,97 @@
 # (TCP senders, sinks, loss monitors) are read at the warmup and at the end,
 # so flows are measured over the same window [warmup, duration] as aqmlab's.
 
-# Reads the agents' counters into aqsnap($tag,...).
-proc aq_snapshot {tag} {
-    global aq aqflow aqsnap
-    for {set i 0} {$i < $aq(nflows)} {incr i} {
-        if {$aqflow($i,tcp)} {
-            set s $aqflow($i,agent)
-            set k $aqflow($i,sink)
-            foreach v {ndatapack_ ndatabytes_ nrexmitpack_ nrexmit_ necnresponses_} {
-                set aqsnap($tag,$i,$v) [$s set $v]
-            }
-            set aqsnap($tag,$i,bytes_) [$k set bytes_]
-        } else {
-            set k $aqflow($i,sink)
-            set aqsnap($tag,$i,npkts_) [$k set npkts_]
-            set aqsnap($tag,$i,bytes_) [$k set bytes_]
-        }
-    }
+# What is read from a TCP sender and from its sink.
+set aq(svars) {ndatapack_ ndatabytes_ nrexmitpack_ nrexmit_ necnresponses_}
+
+# The counters of sender s and sink k, sender's first.
+proc aq_counters {s k} {
+    global aq
+    set out {}
+    foreach v $aq(svars) { lappend out [$s set $v] }
+    lappend out [$k set bytes_]
+    return $out
 }
 
-# The growth of counter v of flow i over the window. ns-2 keeps several
-# counters (the sinks' bytes_ among them) in 32-bit ints that wrap past
-# 2^31; the difference modulo 2^32 is right while the window's growth
-# stays below 4 GB.
+# Window accounting of a flow whose agents may change (a `file` flow opens
+# a new pair per transfer): aqacc($i,v) holds what closed agents counted
+# inside the window, aqbase($i,v) what the current agents had counted when
+# the window opened or when they were created. A flow without current
+# agents has aqflow($i,agent) "".
+proc aq_vars {i} {
+    global aq aqflow
+    if {$aqflow($i,tcp)} { return [concat $aq(svars) bytes_] }
+    return {npkts_ bytes_}
+}
+
+proc aq_current {i} {
+    global aqflow
+    set s $aqflow($i,agent)
+    set k $aqflow($i,sink)
+    if {$s eq ""} { return {} }
+    if {$aqflow($i,tcp)} { return [aq_counters $s $k] }
+    return [list [$k set npkts_] [$k set bytes_]]
+}
+
+proc aq_flow_init {i} {
+    global aqacc aqbase
+    foreach v [aq_vars $i] { set aqacc($i,$v) 0; set aqbase($i,$v) 0 }
+    set aqacc($i,transfers) 0
+    set aqacc($i,padding) 0
+    set aqacc($i,dpkts) 0
+}
+
+# The current agents of flow i are done with: what they counted inside the
+# window goes to the flow.
+proc aq_retire {i} {
+    global aq aqflow aqacc aqbase ns
+    if {[$ns now] >= $aq(warmup)} {
+        foreach v [aq_vars $i] x [aq_current $i] {
+            set aqacc($i,$v) [expr {$aqacc($i,$v) + $x - $aqbase($i,$v)}]
+        }
+        if {$aqflow($i,tcp)} {
+            # Whole packets delivered by these agents (a SYN's header is
+            # less than one).
+            set d [expr {($x - $aqbase($i,bytes_)) / ($aqflow($i,payload) + $aqflow($i,hdr))}]
+            incr aqacc($i,dpkts) $d
+        }
+    }
+    set aqflow($i,agent) ""
+    set aqflow($i,sink) ""
+}
+
+# New agents for flow i (their counters start at 0).
+proc aq_adopt {i s k} {
+    global aqflow aqbase
+    set aqflow($i,agent) $s
+    set aqflow($i,sink) $k
+    foreach v [aq_vars $i] { set aqbase($i,$v) 0 }
+}
+
+# The window opens: counting starts from the agents' current counters.
+proc aq_warmup {} {
+    global aq aqbase
+    foreach i $aq(flows) {
+        foreach v [aq_vars $i] x [aq_current $i] { set aqbase($i,$v) $x }
+    }
+    foreach g $aq(webgroups) { aq_web_warmup $g }
+}
+
+# What flow i counted of v inside the window.
 proc aq_diff {i v} {
-    global aqsnap
-    return [expr {wide($aqsnap(e,$i,$v) - $aqsnap(w,$i,$v)) % 4294967296}]
+    global aqacc aqbase aqend
+    return [expr {$aqacc($i,$v) + $aqend($i,$v) - $aqbase($i,$v)}]
+}
+
+proc aq_read_end {} {
+    global aq aqend aqbase
+    foreach i $aq(flows) {
+        set cur [aq_current $i]
+        foreach v [aq_vars $i] {
+            # Without current agents, nothing more: end = base.
+            set aqend($i,$v) [expr {[llength $cur] ? [lindex $cur [lsearch -exact [aq_vars $i] $v]] : $aqbase($i,$v)}]
+        }
+    }
 }
 
 # A number as JSON: NaN and infinities are null.
@@ -226,26 +291,237 @@ proc aq_queue_json {q} {
             rate_bps $aqq($q,rate) delay_s [aq_num $aqq($q,delay)]]]]]
 }
 
+# Count, mean, population standard deviation and the 50th, 95th and 99th
+# percentiles (the ceil(n p)-th smallest) of the times xs, as JSON.
+proc aq_times {xs} {
+    set n [llength $xs]
+    if {$n == 0} {
+        return [aq_obj [list count 0 mean_s null std_s null p50_s null p95_s null p99_s null]]
+    }
+    set xs [lsort -real $xs]
+    set s 0.0
+    foreach x $xs { set s [expr {$s + $x}] }
+    set m [expr {$s / $n}]
+    set v 0.0
+    foreach x $xs { set v [expr {$v + ($x - $m) * ($x - $m)}] }
+    set pairs [list count $n mean_s [aq_num $m] std_s [aq_num [expr {sqrt($v / $n)}]]]
+    foreach {k p} {p50_s 0.5 p95_s 0.95 p99_s 0.99} {
+        set j [expr {max(0, int(ceil($n * $p)) - 1)}]
+        lappend pairs $k [aq_num [lindex $xs $j]]
+    }
+    return [aq_obj $pairs]
+}
+
+proc aq_in_window {t} {
+    global aq
+    return [expr {$t >= $aq(warmup) && $t <= $aq(duration)}]
+}
+
+# ---------------------------------------------------------------------------
+# `file`: one transfer after another, each on a fresh sender/sink pair. The
+# sink's application hears of every byte delivered in order, so a transfer
+# ends, as in aqmlab, when its last packet reaches the receiver (not when
+# the sender has the last ACK), and the next one starts a drawn gap later.
+
+Class Application/AqTransfer -superclass Application
+Application/AqTransfer instproc recv {nbytes} {
+    global aqapp
+    aq_file_recv $aqapp($self) $self
+}
+
+proc aq_file_next {i} {
+    global ns n aq aqflow aqfile aqacc aqapp
+    set g $aqflow($i,gi)
+    set size [expr {max(1, round([$aqfile($g,size) value]))}]
+    set pay $aqflow($i,payload)
+    set hdr $aqflow($i,hdr)
+    # ns-2's one-way TCP sends whole packets: the last is padded to the
+    # payload size (aqmlab sends it short).
+    set pkts [expr {($size + $pay - 1) / $pay}]
+    set s [aq_sender_$g $i]
+    set k [aq_sink_$g $i]
+    # An agent resets itself when it is made, with the class's defaults;
+    # the settings take effect with a reset (which `$ns run` gives the
+    # agents made before it).
+    $s reset
+    $k reset
+    $ns attach-agent $n($aqflow($i,srcn)) $s
+    $ns attach-agent $n($aqflow($i,dstn)) $k
+    $ns connect $s $k
+    aq_adopt $i $s $k
+    set app [new Application/AqTransfer]
+    set aqapp($app) $i
+    $app attach-agent $k
+    $app start
+    set aqfile($i,app) $app
+    set aqfile($i,need) [expr {$aqflow($i,syn) * $hdr + $pkts * ($pay + $hdr)}]
+    set aqfile($i,padding) [expr {$pkts * $pay - $size}]
+    set aqfile($i,start) [$ns now]
+    $s advanceby $pkts
+}
+
+proc aq_file_recv {i app} {
+    global ns n aq aqflow aqfile aqacc aqxfer
+    if {$aqfile($i,app) ne $app} { return }
+    if {[$aqflow($i,sink) set bytes_] < $aqfile($i,need)} { return }
+    set now [$ns now]
+    set g $aqflow($i,gi)
+    if {[aq_in_window $now]} {
+        lappend aqxfer($g) [expr {$now - $aqfile($i,start)}]
+        incr aqacc($i,transfers)
+        # The padding of the last packet was delivered in the window.
+        incr aqacc($i,padding) $aqfile($i,padding)
+    }
+    # The connection closes, as in aqmlab: the sender sends nothing more
+    # and packets still on their way are absorbed (a detached agent's port
+    # leads to the null agent).
+    set s $aqflow($i,agent)
+    set k $aqflow($i,sink)
+    aq_retire $i
+    $ns detach-agent $n($aqflow($i,srcn)) $s
+    $ns detach-agent $n($aqflow($i,dstn)) $k
+    $s reset
+    set aqfile($i,app) ""
+    $ns at [expr {$now + [$aqfile($g,gap) value]}] [list aq_file_next $i]
+}
+
+# ---------------------------------------------------------------------------
+# `batch-poisson`: a UDP agent told to send a batch of whole packets at
+# once, one gap after another.
+
+proc aq_batch {i} {
+    global ns aqflow aqbatch
+    set g $aqflow($i,gi)
+    set nb [expr {max(1, round([$aqbatch($g,batch) value]))}]
+    $aqflow($i,agent) send [expr {$nb * $aqflow($i,payload)}]
+    set next [expr {[$ns now] + [$aqbatch($g,gap) value]}]
+    if {$next < $aqbatch($g,stop)} { $ns at $next [list aq_batch $i] }
+}
+
+# ---------------------------------------------------------------------------
+# `web`: the connections of a WebTraf pool. aqwo($sender) describes an open
+# one: [list group request? sink counters-at-open-or-warmup].
+
+proc aq_web_active {g delta} {
+    global aq aqw ns
+    set now [$ns now]
+    set dt [expr {min($now, $aq(duration)) - max($aqw($g,since), $aq(warmup))}]
+    if {$dt > 0} { set aqw($g,area) [expr {$aqw($g,area) + $aqw($g,active) * $dt}] }
+    set aqw($g,since) $now
+    incr aqw($g,active) $delta
+}
+
+proc aq_web_open {g s k req} {
+    global aqw aqwo ns
+    set aqwo($s) [list $g $req $k [aq_counters $s $k]]
+    aq_web_active $g 1
+}
+
+# Adds what connection s counted since its base to its group.
+proc aq_web_count {s} {
+    global aq aqw aqwo
+    lassign $aqwo($s) g req k base
+    set cur [aq_counters $s $k]
+    foreach v [concat $aq(svars) bytes_] x $cur b $base {
+        set aqw($g,$v) [expr {$aqw($g,$v) + $x - $b}]
+    }
+    # Whole packets delivered (a SYN's header is less than one).
+    set d [expr {([lindex $cur end] - [lindex $base end]) / ($aqw($g,payload) + $aqw($g,hdr))}]
+    incr aqw($g,dpkts) $d
+    if {$req} { incr aqw($g,reqpkts) $d }
+    return $cur
+}
+
+proc aq_web_close {g s} {
+    global aq aqwo ns
+    if {[$ns now] >= $aq(warmup)} { aq_web_count $s }
+    unset aqwo($s)
+    aq_web_active $g -1
+}
+
+proc aq_web_launch {g id pid} {
+    global aqobj aqpage ns
+    set aqobj($id) [$ns now]
+    if {![info exists aqpage($pid,start)]} {
+        set aqpage($pid,start) [$ns now]
+        set aqpage($pid,done) 0
+    }
+}
+
+proc aq_web_object_done {g id pid} {
+    global aqw aqobj aqpage ns
+    set now [$ns now]
+    set in [aq_in_window $now]
+    if {$in} { lappend aqw($g,objects) [expr {$now - $aqobj($id)}] }
+    unset aqobj($id)
+    incr aqpage($pid,done)
+    # A page is done when its last object is; the count is known only when
+    # objects_per_page is a constant.
+    if {$aqw($g,per_page) ne "null" && $aqpage($pid,done) == $aqw($g,per_page)} {
+        if {$in} { lappend aqw($g,pages) [expr {$now - $aqpage($pid,start)}] }
+        unset aqpage($pid,start) aqpage($pid,done)
+    }
+}
+
+proc aq_web_warmup {g} {
+    global aqwo
+    foreach s [array names aqwo] {
+        lassign $aqwo($s) g2 req k
+        if {$g2 eq $g} { lset aqwo($s) 3 [aq_counters $s $k] }
+    }
+}
+
+proc aq_web_json {g} {
+    global aq aqw aqwo st
+    foreach s [array names aqwo] {
+        if {[lindex $aqwo($s) 0] eq $g} { lset aqwo($s) 3 [aq_web_count $s] }
+    }
+    aq_web_active $g 0
+    set w [expr {double($aq(duration) - $aq(warmup))}]
+    set fid $aqw($g,fid)
+    set drops [expr {[info exists st(fid,$fid,drops)] ? $st(fid,$fid,drops) : 0}]
+    set sent $aqw($g,ndatapack_)
+    set pay $aqw($g,payload)
+    set pages [expr {$aqw($g,per_page) eq "null" ? "null" : [aq_times $aqw($g,pages)]}]
+    return [list sent $sent delivered $aqw($g,dpkts) drops $drops \
+        goodput_bps [aq_num [expr {($aqw($g,dpkts) - $aqw($g,reqpkts)) * $pay * 8.0 / $w}]] \
+        throughput_bps [aq_num [expr {($aqw($g,ndatabytes_) + $aqw($g,hdr) * $sent) * 8.0 / $w}]] \
+        loss_rate [aq_num [aq_ratio $drops $sent]] delay_mean_s null delay_std_s null \
+        retransmits $aqw($g,nrexmitpack_) timeouts $aqw($g,nrexmit_) fast_retransmits null \
+        ecn_reductions $aqw($g,necnresponses_) transfers [aq_times {}] \
+        request_goodput_bps [aq_num [expr {$aqw($g,reqpkts) * $pay * 8.0 / $w}]] \
+        objects [aq_times $aqw($g,objects)] pages $pages \
+        active_connections_mean [aq_num [expr {$aqw($g,area) / $w}]]]
+}
+
+# ---------------------------------------------------------------------------
+
 # Per-flow figures over the window; returns the JSON object and leaves the
 # numbers in aqf($i,...) for the group totals.
 proc aq_flow_json {i} {
-    global aq aqflow aqf st
+    global aq aqflow aqf aqacc aqend aqbase st
     set w [expr {double($aq(duration) - $aq(warmup))}]
     set fid $aqflow($i,fid)
     set drops [expr {[info exists st(fid,$fid,drops)] ? $st(fid,$fid,drops) : 0}]
     set hdr $aqflow($i,hdr)
     set pay $aqflow($i,payload)
     if {$aqflow($i,tcp)} {
-        # ns-2 does not count the SYN as a data packet; aqmlab does.
-        set syn [expr {$aqflow($i,syn) && $aqflow($i,start) >= $aq(warmup) && $aqflow($i,start) <= $aq(duration)}]
-        set sent [expr {[aq_diff $i ndatapack_] + $syn}]
-        # The sink counts whole packets (payload and header) delivered in order.
-        set delivered [expr {[aq_diff $i bytes_] / ($pay + $hdr)}]
-        set dbytes [expr {wide($delivered) * $pay}]
+        # ns-2 counts the SYN among the data packets, as aqmlab.
+        set sent [aq_diff $i ndatapack_]
+        # The sink counts whole packets (payload and header) delivered in
+        # order, and a SYN's header; each transfer's count is whole.
+        set delivered [expr {$aqacc($i,dpkts) + ($aqend($i,bytes_) - $aqbase($i,bytes_)) / ($pay + $hdr)}]
+        set dbytes [expr {wide($delivered) * $pay - $aqacc($i,padding)}]
         set tput [expr {([aq_diff $i ndatabytes_] + $hdr * $sent) * 8.0 / $w}]
+        set s $aqflow($i,agent)
+        if {$s ne ""} {
+            set cw [aq_num [$s set cwnd_]]; set ss [$s set ssthresh_]
+        } else {
+            set cw null; set ss null
+        }
         set extra [list retransmits [aq_diff $i nrexmitpack_] timeouts [aq_diff $i nrexmit_] \
-            fast_retransmits null ecn_reductions [aq_diff $i necnresponses_] \
-            cwnd [aq_num [$aqflow($i,agent) set cwnd_]] ssthresh [$aqflow($i,agent) set ssthresh_]]
+            fast_retransmits null ecn_reductions [aq_diff $i necnresponses_] cwnd $cw ssthresh $ss]
+        if {$aqflow($i,file)} { lappend extra transfers $aqacc($i,transfers) }
     } else {
         set delivered [aq_diff $i npkts_]
         set dbytes [aq_diff $i bytes_]
@@ -269,8 +545,8 @@ proc aq_flow_json {i} {
 }
 
 proc aq_finish {} {
-    global aq aqq aqgrp aqflow aqf st ns
-    aq_snapshot e
+    global aq aqq aqgrp aqflow aqf st ns aqxfer
+    aq_read_end
     $ns flush-trace
     close $aq(trace_ch)
     foreach q $aq(queues) {
@@ -292,11 +568,16 @@ proc aq_finish {} {
         if {$j ne ""} { lappend queues $q $j }
     }
     set flows {}
-    for {set i 0} {$i < $aq(nflows)} {incr i} { lappend flows [aq_flow_json $i] }
+    foreach i $aq(flows) { lappend flows [aq_flow_json $i] }
     set w [expr {double($aq(duration) - $aq(warmup))}]
     set groups {}
     set jain_x {}
     foreach g $aq(groups) {
+        set head [list kind [aq_str $aqgrp($g,kind)] class [aq_str $aqgrp($g,class)] flows $aqgrp($g,count)]
+        if {$aqgrp($g,kind) eq "web"} {
+            lappend groups $g [aq_obj [concat $head [aq_web_json $aqgrp($g,index)]]]
+            continue
+        }
         foreach k {sent delivered drops goodput tput} { set sum($k) 0 }
         foreach k {retransmits timeouts ecn_reductions} { set sum($k) 0 }
         foreach i $aqgrp($g,flows) {
@@ -304,15 +585,19 @@ proc aq_finish {} {
             foreach {k v} $aqf($i,extra) {
                 if {[info exists sum($k)]} { set sum($k) [expr {$sum($k) + $v}] }
             }
-            if {$aqflow($i,tcp)} { lappend jain_x $aqf($i,goodput) }
+            # Fairness among the bulk flows that sent in the window, as aqmlab.
+            if {$aqflow($i,bulk) && $aqf($i,sent) > 0} { lappend jain_x $aqf($i,goodput) }
         }
-        set pairs [list kind [aq_str $aqgrp($g,kind)] class [aq_str $aqgrp($g,class)] \
-            flows [llength $aqgrp($g,flows)] sent $sum(sent) delivered $sum(delivered) drops $sum(drops) \
+        set pairs [concat $head [list sent $sum(sent) delivered $sum(delivered) drops $sum(drops) \
             goodput_bps [aq_num $sum(goodput)] throughput_bps [aq_num $sum(tput)] \
-            loss_rate [aq_num [aq_ratio $sum(drops) $sum(sent)]] delay_mean_s null delay_std_s null]
+            loss_rate [aq_num [aq_ratio $sum(drops) $sum(sent)]] delay_mean_s null delay_std_s null]]
         if {$aqgrp($g,tcp)} {
             lappend pairs retransmits $sum(retransmits) timeouts $sum(timeouts) fast_retransmits null \
                 ecn_reductions $sum(ecn_reductions)
+        }
+        if {$aqgrp($g,kind) eq "file"} {
+            set gi $aqgrp($g,index)
+            lappend pairs transfers [aq_times [expr {[info exists aqxfer($gi)] ? $aqxfer($gi) : {}}]]
         }
         lappend groups $g [aq_obj $pairs]
     }
@@ -320,9 +605,9 @@ proc aq_finish {} {
     set s 0.0; set s2 0.0
     foreach x $jain_x { set s [expr {$s + $x}]; set s2 [expr {$s2 + $x * $x}] }
     set jain [expr {($n > 0 && $s2 > 0) ? $s * $s / ($n * $s2) : "null"}]
-    puts [aq_obj [list scenario [aq_str $aq(name)] seed $aq(seed) simulator [aq_str ns-2] \
+    set fair [expr {$n > 0 ? [list fairness [aq_obj [list jain [aq_num $jain] flows $n]]] : {}}]
+    puts [aq_obj [concat [list scenario [aq_str $aq(name)] seed $aq(seed) simulator [aq_str ns-2] \
         engine_version [aq_str [ns-version]] duration_s [aq_num $aq(duration)] warmup_s [aq_num $aq(warmup)] \
-        queues [aq_obj $queues] traffic [aq_obj $groups] flows "\[[join $flows {, }]\]" \
-        fairness [aq_obj [list jain [aq_num $jain] flows $n]]]]
+        queues [aq_obj $queues] traffic [aq_obj $groups] flows "\[[join $flows {, }]\]"] $fair]]
     exit 0
 }
