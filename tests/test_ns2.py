@@ -147,3 +147,96 @@ def test_a_store_from_before_the_simulator_column_is_upgraded(tmp_path):
         assert st.db.execute("SELECT count(*) FROM runs").fetchone() == (1,)
     with Store(path) as st:  # opened for writing: the column is added, old runs are aqmlab's
         assert st.db.execute("SELECT simulator FROM runs").fetchall() == [("aqmlab",)]
+def test_file_transfers_are_packet_for_packet_the_same():
+    """Repeated 300-packet transfers through a small drop-tail buffer, with
+    fixed sizes and gaps: each transfer on new agents, losing packets in slow
+    start, ends when its last packet is delivered, and the next starts a gap
+    later; both simulators agree on every packet and every transfer time."""
+    sc = dumbbell({"kind": "droptail", "limit": "20pkt"},
+                  [{"name": "f", "kind": "file", "count": 1, "start": "0s", "packet_size": "1000B",
+                    "size": "300KB", "gap": "2s", "tcp": {"variant": "newreno"}}], duration="10s", warmup="0s")
+    a = aqmlab.run(sc, seed=1).summary
+    b = ns2.run_ns(sc, seed=1)
+    assert a["queues"]["bottleneck"]["arrivals"] == b["queues"]["bottleneck"]["arrivals"]
+    ga, gb = a["traffic"]["f"], b["traffic"]["f"]
+    for k in ("sent", "delivered", "drops", "retransmits", "timeouts"):
+        assert ga[k] == gb[k], k
+    assert ga["drops"] > 0
+    assert ga["transfers"]["count"] == gb["transfers"]["count"] >= 3
+    assert ga["transfers"]["mean_s"] == pytest.approx(gb["transfers"]["mean_s"], rel=1e-9)
+
+
+@needs_ns
+@pytest.mark.parametrize("size", [1, 30])
+def test_web_objects_on_an_idle_path_take_the_same_time(size):
+    """One session, one client and one server: WebTraf's request and response
+    connections (SYN, request, SYN, response, delayed ACKs) take exactly as
+    long in both, object by object."""
+    sc = dumbbell({"kind": "droptail", "limit": "100pkt"},
+                  [{"name": "w", "kind": "web", "count": 1, "start": "0s", "packet_size": "1000B",
+                    "src": ["s0"], "dst": ["d0"], "replace": False, "pages_per_session": 3,
+                    "inter_page": "1s", "object_size": size,
+                    "tcp": {"variant": "sack", "delayed_ack": True}}], duration="10s", warmup="0s")
+    a = aqmlab.run(sc, seed=1).summary["traffic"]["w"]
+    b = ns2.run_ns(sc, seed=1)["traffic"]["w"]
+    for k in ("sent", "delivered", "goodput_bps", "request_goodput_bps"):
+        assert a[k] == b[k], k
+    assert a["objects"]["count"] == b["objects"]["count"] == 3
+    for k in ("objects", "pages"):
+        assert a[k]["mean_s"] == pytest.approx(b[k]["mean_s"], rel=1e-9), k
+    assert a["active_connections_mean"] == pytest.approx(b["active_connections_mean"], rel=1e-9)
+
+
+def _agrees(sc, replications=6):
+    rows, aq, ns = ns2.crosscheck(sc, replications=replications, jobs=2)
+    heads = {r.metric: r for r in rows if r.headline}
+    failing = [ns2.format_table([r]) for r in heads.values() if r.fails]
+    assert not failing, "\n".join(failing)
+    return heads, {r.metric: r for r in rows}
+
+
+@needs_ns
+def test_web_sessions_agree_with_webtraf_within_the_intervals():
+    """WebTraf sessions through RED (2 objects a page, exponential object
+    sizes, SACK with delayed ACKs): no headline metric differs significantly
+    by more than 2%, and neither do the object and page counts."""
+    sc = dumbbell({"kind": "red", "limit": "100pkt", "min_th": "10pkt", "max_th": "40pkt", "max_p": 0.1,
+                   "w_q": 0.002},
+                  [{"name": "web", "kind": "web", "count": 50, "packet_size": "1000B", "replace": False,
+                    "start": {"dist": "uniform", "min": "0s", "max": "3s"},
+                    "pages_per_session": 1000, "inter_page": {"dist": "exponential", "mean": "1s"},
+                    "objects_per_page": 2, "object_size": {"dist": "exponential", "mean": 10},
+                    "tcp": {"variant": "sack", "delayed_ack": True}}], duration="16s", warmup="4s")
+    heads, rows = _agrees(sc)
+    assert "traffic.web.goodput_bps" in heads
+    for k in ("traffic.web.objects.count", "traffic.web.pages.count", "traffic.web.objects.mean_s"):
+        assert not (rows[k].significant and abs(rows[k].diff) > ns2.TOLERANCE), ns2.format_table([rows[k]])
+
+
+@needs_ns
+def test_file_transfers_agree_within_the_intervals():
+    """Twelve flows of repeated 100 KB transfers with exponential gaps
+    through RED: no headline metric differs significantly by more than 2%.
+    (Sizes are whole packets: ns-2 pads a transfer's last packet, which
+    changes how ACKs collide on the way back.)"""
+    sc = dumbbell({"kind": "red", "limit": "100pkt", "min_th": "10pkt", "max_th": "40pkt", "max_p": 0.1,
+                   "w_q": 0.002},
+                  [{"name": "file", "kind": "file", "count": 12, "packet_size": "1000B", "size": "100KB",
+                    "start": {"dist": "uniform", "min": "0s", "max": "3s"},
+                    "gap": {"dist": "exponential", "mean": "500ms"}, "tcp": {"variant": "newreno"}}],
+                  duration="20s", warmup="4s")
+    heads, rows = _agrees(sc)
+    assert "traffic.file.goodput_bps" in heads and rows["traffic.file.transfers.count"].ns2_mean > 50
+
+
+@needs_ns
+def test_batch_poisson_agrees_within_the_intervals():
+    """Batches of 1 to 8 packets at Poisson times beside SACK flows through
+    drop-tail: no headline metric differs significantly by more than 2%."""
+    sc = dumbbell({"kind": "droptail", "limit": "30pkt"},
+                  [{"name": "batch", "kind": "batch-poisson", "count": 3, "size": "1000B",
+                    "batch": {"dist": "uniform", "min": 1, "max": 8}, "rate": "2.5Mbps"},
+                   {"name": "ftp", "kind": "ftp", "count": 4, "packet_size": "1000B", "tcp": {"variant": "sack"}}],
+                  duration="25s", warmup="5s")
+    heads, _ = _agrees(sc)
+    assert "traffic.batch.loss_rate" in heads

@@ -699,9 +699,6 @@ impl Writer {
                  (the same thing when no session runs out of pages within the run)",
             );
         }
-        if g.stop.is_some() {
-            self.refuse(&format!("{path}.stop"), "WebTraf sessions cannot be stopped; remove stop");
-        }
         // ns-2 rounds counts and sizes up with no floor of 1: a draw of 0 or
         // less would make an empty page or object, where aqmlab makes 1.
         for (key, d) in [
@@ -1096,5 +1093,109 @@ mod test {
         t["name"] = json!("a [b] $c \"d\"");
         let s = script(&scenario(json!({"kind": "droptail", "limit": "50pkt"}), t));
         assert!(s.contains(r#"lappend aq(groups) "a \[b\] \$c \"d\"""#), "{s}");
+    }
+
+    fn web(extra: serde_json::Value) -> serde_json::Value {
+        let mut t = json!({ "name": "web", "kind": "web", "count": 5, "packet_size": "1000B", "replace": false,
+                            "tcp": { "variant": "sack", "delayed_ack": true } });
+        for (k, v) in extra.as_object().expect("an object") {
+            t[k] = v.clone();
+        }
+        t
+    }
+
+    #[test]
+    fn test_web_is_a_webtraf_pool_with_servers_at_src_and_clients_at_dst() {
+        let s = script(&scenario(json!({"kind": "droptail", "limit": "50pkt"}), web(json!({}))));
+        // A dumbbell numbers its routers 0 and 1, then the sender and the receiver.
+        for line in [
+            "set pool [new PagePool/WebTraf/Aq]; $pool set aqg_ 0\n",
+            "$pool set-num-client 1\n",
+            "$pool set-client 0 $n(3)\n",
+            "$pool set-num-server 1\n",
+            "$pool set-server 0 $n(2)\n",
+            "$pool set-num-session 5\n",
+            "set aqpages [aq_constant 250.0]\n",
+            "    $pool create-session $j $np $t [aq_rv Exponential avg_ 15.0] [aq_constant 1.0] [aq_rv Exponential avg_ 0.01] [aq_rv ParetoII avg_ 12.",
+            "    set s [new Agent/TCP/Sack1]\n",
+            "    set k [new Agent/TCPSink/Sack1/DelAck]\n",
+            "set aqw(0,per_page) 1\n",
+            "PagePool/WebTraf set FID_ASSIGNING_MODE_ 2\n",
+        ] {
+            assert!(s.contains(line), "missing {line:?}");
+        }
+        // The hooks come before the pool is made.
+        assert!(s.find("Class PagePool/WebTraf/Aq").unwrap() < s.find("new PagePool/WebTraf/Aq").unwrap());
+    }
+
+    #[test]
+    fn test_web_without_ns2_counterpart_is_refused_at_its_key() {
+        let mut t = web(json!({ "response": "same-connection", "object_size": {"dist": "lognormal", "mu": 1.0, "sigma": 1.0},
+                                "objects_per_page": 0 }));
+        t.as_object_mut().unwrap().remove("replace");
+        let errs = refused(&scenario(json!({"kind": "droptail", "limit": "50pkt"}), t));
+        let paths: Vec<&str> = errs.iter().map(|e| e.0.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["traffic[0].response", "traffic[0].replace", "traffic[0].objects_per_page", "traffic[0].object_size"]
+        );
+    }
+
+    #[test]
+    fn test_web_pages_are_timed_only_with_a_constant_object_count() {
+        let s = script(&scenario(
+            json!({"kind": "droptail", "limit": "50pkt"}),
+            web(json!({ "objects_per_page": {"dist": "uniform", "min": 1, "max": 4} })),
+        ));
+        assert!(s.contains("set aqw(0,per_page) null\n"), "{s}");
+        assert!(s.contains("[aq_rv Uniform min_ 1.0 max_ 4.0]"), "{s}");
+    }
+
+    #[test]
+    fn test_file_draws_each_transfer_on_new_agents() {
+        let t = json!({ "name": "f", "kind": "file", "count": 2, "packet_size": "1000B",
+                        "size": {"dist": "exponential", "mean": "100KB"}, "gap": {"dist": "exponential", "mean": "500ms"} });
+        let s = script(&scenario(json!({"kind": "droptail", "limit": "50pkt"}), t));
+        for line in [
+            "set aqfile(0,size) [aq_rv Exponential avg_ 100000.0]\n",
+            "set aqfile(0,gap) [aq_rv Exponential avg_ 0.5]\n",
+            "$ns at $t [list aq_file_next 0]\n",
+            "$ns at $t [list aq_file_next 1]\n",
+        ] {
+            assert!(s.contains(line), "missing {line:?}");
+        }
+        assert!(s.contains("file 1"), "flows are marked as file flows");
+    }
+
+    #[test]
+    fn test_file_size_law_ns2_cannot_draw_is_refused() {
+        let t = json!({ "name": "f", "kind": "file", "count": 1, "size": {"dist": "lognormal", "mu": 10.0, "sigma": 1.0},
+                        "gap": "1s" });
+        let errs = refused(&scenario(json!({"kind": "droptail", "limit": "50pkt"}), t));
+        assert_eq!(errs.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(), ["traffic[0].size"]);
+    }
+
+    #[test]
+    fn test_batch_poisson_sends_whole_batches_from_tcl() {
+        let t = json!({ "name": "b", "kind": "batch-poisson", "count": 1, "size": "500B",
+                        "batch": {"dist": "uniform", "min": 1, "max": 8}, "gap": {"dist": "pareto", "shape": 1.5, "scale": "10ms"} });
+        let s = script(&scenario(json!({"kind": "droptail", "limit": "50pkt"}), t));
+        for line in [
+            "set aqbatch(0,batch) [aq_rv Uniform min_ 1.0 max_ 8.0]\n",
+            "set aqbatch(0,gap) [aq_rv Pareto avg_ 0.03 shape_ 1.5]\n",
+            "set aqbatch(0,stop) [expr {min($aq(duration), $aq(duration))}]\n",
+            "if {$t1 < $aqbatch(0,stop)} { $ns at $t1 [list aq_batch 0] }\n",
+        ] {
+            assert!(s.contains(line), "missing {line:?}");
+        }
+        assert!(s.contains("$s set packetSize_ 500"), "{s}");
+    }
+
+    #[test]
+    fn test_batch_poisson_with_drawn_packet_sizes_is_refused() {
+        let t = json!({ "name": "b", "kind": "batch-poisson", "count": 1, "size": {"dist": "exponential", "mean": "500B"},
+                        "batch": 3, "rate": "1Mbps" });
+        let errs = refused(&scenario(json!({"kind": "droptail", "limit": "50pkt"}), t));
+        assert_eq!(errs.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(), ["traffic[0].size"]);
     }
 }

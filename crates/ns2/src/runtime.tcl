@@ -4,8 +4,9 @@
 # Queues are measured from a packet trace of every queue that can drop or is
 # reported ($aq(trace)): '+' arrival, '-' start of transmission, 'd' drop
 # ('e' an early drop of RED), one line per event. The counters of the agents
-# (TCP senders, sinks, loss monitors) are read at the warmup and at the end,
-# so flows are measured over the same window [warmup, duration] as aqmlab's.
+# (TCP senders, sinks, loss monitors) are read at the warmup, when agents
+# are done with (a `file` transfer's, a web connection's) and at the end, so
+# flows are measured over the same window [warmup, duration] as aqmlab's.
 
 # What is read from a TCP sender and from its sink.
 set aq(svars) {ndatapack_ ndatabytes_ nrexmitpack_ nrexmit_ necnresponses_}
@@ -52,14 +53,15 @@ proc aq_flow_init {i} {
 proc aq_retire {i} {
     global aq aqflow aqacc aqbase ns
     if {[$ns now] >= $aq(warmup)} {
-        foreach v [aq_vars $i] x [aq_current $i] {
+        set cur [aq_current $i]
+        foreach v [aq_vars $i] x $cur {
             set aqacc($i,$v) [expr {$aqacc($i,$v) + $x - $aqbase($i,$v)}]
         }
         if {$aqflow($i,tcp)} {
-            # Whole packets delivered by these agents (a SYN's header is
-            # less than one).
-            set d [expr {($x - $aqbase($i,bytes_)) / ($aqflow($i,payload) + $aqflow($i,hdr))}]
-            incr aqacc($i,dpkts) $d
+            # Whole packets these agents delivered (a SYN's header is less
+            # than one).
+            set b [expr {[lindex $cur end] - $aqbase($i,bytes_)}]
+            incr aqacc($i,dpkts) [expr {$b / ($aqflow($i,payload) + $aqflow($i,hdr))}]
         }
     }
     set aqflow($i,agent) ""
@@ -78,7 +80,10 @@ proc aq_adopt {i s k} {
 proc aq_warmup {} {
     global aq aqbase
     foreach i $aq(flows) {
-        foreach v [aq_vars $i] x [aq_current $i] { set aqbase($i,$v) $x }
+        set cur [aq_current $i]
+        if {[llength $cur]} {
+            foreach v [aq_vars $i] x $cur { set aqbase($i,$v) $x }
+        }
     }
     foreach g $aq(webgroups) { aq_web_warmup $g }
 }
@@ -89,13 +94,17 @@ proc aq_diff {i v} {
     return [expr {$aqacc($i,$v) + $aqend($i,$v) - $aqbase($i,$v)}]
 }
 
+# The counters at the end (a flow without agents has counted nothing since
+# its base).
 proc aq_read_end {} {
     global aq aqend aqbase
     foreach i $aq(flows) {
         set cur [aq_current $i]
         foreach v [aq_vars $i] {
-            # Without current agents, nothing more: end = base.
-            set aqend($i,$v) [expr {[llength $cur] ? [lindex $cur [lsearch -exact [aq_vars $i] $v]] : $aqbase($i,$v)}]
+            set aqend($i,$v) $aqbase($i,$v)
+        }
+        if {[llength $cur]} {
+            foreach v [aq_vars $i] x $cur { set aqend($i,$v) $x }
         }
     }
 }
