@@ -15,6 +15,12 @@
 //! differently the script says so in a comment and the summary keeps ns-2's
 //! count (a RED buffer overflow is one of ns-2's forced drops).
 //!
+//! Traffic that ns-2 generates with its own machinery is given to it
+//! (`Application/FTP`, `/Traffic/CBR`, `/Exponential`, `/Pareto`, and
+//! PagePool/WebTraf for `web`, in a subclass whose hooks measure objects,
+//! pages and connections); `file` transfers and `batch-poisson` batches are
+//! driven by Tcl procedures of the script (`runtime.tcl`) on ns-2's agents.
+//!
 //! Conventions that differ between the two and that the script converts:
 //! - buffer limits: aqmlab's `limit` counts packets waiting behind the one in
 //!   transmission. ns-2's DropTail with `limit_ N` holds N - 1 waiting (it
