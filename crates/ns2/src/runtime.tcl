@@ -20,6 +20,13 @@ proc aq_counters {s k} {
     return $out
 }
 
+# How far a counter grew from b to a. ns-2 keeps several counters (the
+# sinks' bytes_ among them) in 32-bit ints that wrap past 2^31; the
+# difference modulo 2^32 is right while the growth stays below 4 GB.
+proc aq_grow {a b} {
+    return [expr {wide($a - $b) % 4294967296}]
+}
+
 # Window accounting of a flow whose agents may change (a `file` flow opens
 # a new pair per transfer): aqacc($i,v) holds what closed agents counted
 # inside the window, aqbase($i,v) what the current agents had counted when
@@ -55,12 +62,12 @@ proc aq_retire {i} {
     if {[$ns now] >= $aq(warmup)} {
         set cur [aq_current $i]
         foreach v [aq_vars $i] x $cur {
-            set aqacc($i,$v) [expr {$aqacc($i,$v) + $x - $aqbase($i,$v)}]
+            set aqacc($i,$v) [expr {$aqacc($i,$v) + [aq_grow $x $aqbase($i,$v)]}]
         }
         if {$aqflow($i,tcp)} {
             # Whole packets these agents delivered (a SYN's header is less
             # than one).
-            set b [expr {[lindex $cur end] - $aqbase($i,bytes_)}]
+            set b [aq_grow [lindex $cur end] $aqbase($i,bytes_)]
             incr aqacc($i,dpkts) [expr {$b / ($aqflow($i,payload) + $aqflow($i,hdr))}]
         }
     }
@@ -91,7 +98,7 @@ proc aq_warmup {} {
 # What flow i counted of v inside the window.
 proc aq_diff {i v} {
     global aqacc aqbase aqend
-    return [expr {$aqacc($i,$v) + $aqend($i,$v) - $aqbase($i,$v)}]
+    return [expr {$aqacc($i,$v) + [aq_grow $aqend($i,$v) $aqbase($i,$v)]}]
 }
 
 # The counters at the end (a flow without agents has counted nothing since
@@ -432,10 +439,10 @@ proc aq_web_count {s} {
     lassign $aqwo($s) g req k base
     set cur [aq_counters $s $k]
     foreach v [concat $aq(svars) bytes_] x $cur b $base {
-        set aqw($g,$v) [expr {$aqw($g,$v) + $x - $b}]
+        set aqw($g,$v) [expr {$aqw($g,$v) + [aq_grow $x $b]}]
     }
     # Whole packets delivered (a SYN's header is less than one).
-    set d [expr {([lindex $cur end] - [lindex $base end]) / ($aqw($g,payload) + $aqw($g,hdr))}]
+    set d [expr {[aq_grow [lindex $cur end] [lindex $base end]] / ($aqw($g,payload) + $aqw($g,hdr))}]
     incr aqw($g,dpkts) $d
     if {$req} { incr aqw($g,reqpkts) $d }
     return $cur
@@ -519,7 +526,7 @@ proc aq_flow_json {i} {
         set sent [aq_diff $i ndatapack_]
         # The sink counts whole packets (payload and header) delivered in
         # order, and a SYN's header; each transfer's count is whole.
-        set delivered [expr {$aqacc($i,dpkts) + ($aqend($i,bytes_) - $aqbase($i,bytes_)) / ($pay + $hdr)}]
+        set delivered [expr {$aqacc($i,dpkts) + [aq_grow $aqend($i,bytes_) $aqbase($i,bytes_)] / ($pay + $hdr)}]
         set dbytes [expr {wide($delivered) * $pay - $aqacc($i,padding)}]
         set tput [expr {([aq_diff $i ndatabytes_] + $hdr * $sent) * 8.0 / $w}]
         set s $aqflow($i,agent)
