@@ -46,6 +46,9 @@ use aqmlab_sim::web::{WebParams, WebResponse};
 /// The summary procedures every exported script carries.
 const RUNTIME: &str = include_str!("runtime.tcl");
 
+/// The window accounting of the flows' agents, used as the flows are made.
+const FLOWS: &str = include_str!("flows.tcl");
+
 /// WebTraf's pool with the hooks that measure it, for scripts with `web`.
 const WEBTRAF: &str = include_str!("webtraf.tcl");
 
@@ -146,16 +149,17 @@ impl Writer {
         self.line("set aq(trace) [format aqmlab-ns2-%d.tr [pid]]");
         self.line("set aq(trace_ch) [open $aq(trace) w]");
         self.line("");
-        self.line("# ---------------------------------------------------------------------------");
-        self.out.push_str(RUNTIME);
-        self.line("# ---------------------------------------------------------------------------");
-        self.line("");
         self.network(sc);
+        self.line("");
+        self.out.push_str(FLOWS);
         self.line("");
         self.line("# The window opens: scheduled first, so it comes before what starts then.");
         self.line("$ns at $aq(warmup) {aq_warmup}");
         self.traffic(sc);
-
+        self.line("");
+        self.line("# ---------------------------------------------------------------------------");
+        self.out.push_str(RUNTIME);
+        self.line("");
         self.line("$ns at $aq(duration) {aq_finish}");
         self.line("$ns run");
     }
