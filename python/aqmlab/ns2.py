@@ -100,13 +100,27 @@ class Comparison:
         return self.headline and self.significant and abs(self.diff) > TOLERANCE
 
 
-def headline_metrics(summary: dict[str, Any]) -> list[str]:
+#: ns-2's packet trace prints times rounded to the microsecond, so the ns-2
+#: summary's sojourn times and backlog integrals carry errors of that order.
+#: A queue whose mean sojourn is below this (the ACK queues of a dumbbell,
+#: the queues of fast links) cannot be compared to within 2%: its delay and
+#: length are reported but not judged.
+TRACE_RESOLVABLE_DELAY_S = 50e-6
+
+
+def headline_metrics(summary: dict[str, Any], other: list[dict[str, Any]] | None = None) -> list[str]:
     """The metrics a crosscheck judges: per reported queue its loss rate,
     mean queueing delay, mean queue length and mean loss run; per traffic
-    group its goodput and loss rate."""
+    group its goodput and loss rate. A queue's delay and length are left out
+    when its mean sojourn is below :data:`TRACE_RESOLVABLE_DELAY_S` in
+    ``summary`` and in every summary of ``other``."""
     out = []
-    for q in summary["queues"]:
-        out += [f"queues.{q}.{m}" for m in ("loss_rate", "qdelay_mean_s", "qlen_mean_pkts", "consecutive_loss.mean")]
+    for q, qs in summary["queues"].items():
+        delays = [qs.get("qdelay_mean_s")] + [o["queues"].get(q, {}).get("qdelay_mean_s") for o in other or []]
+        resolvable = any(d is not None and d >= TRACE_RESOLVABLE_DELAY_S for d in delays)
+        judged = ("loss_rate", "qdelay_mean_s", "qlen_mean_pkts", "consecutive_loss.mean") if resolvable \
+            else ("loss_rate", "consecutive_loss.mean")
+        out += [f"queues.{q}.{m}" for m in judged]
     for g in summary["traffic"]:
         out += [f"traffic.{g}.{m}" for m in ("goodput_bps", "loss_rate")]
     return out
@@ -136,7 +150,7 @@ def compare(aq: list[dict[str, Any]], ns: list[dict[str, Any]]) -> list[Comparis
     flat_a = [_flatten({k: s[k] for k in _COMPARED_TOP if k in s}) for s in aq]
     flat_b = [_flatten({k: s[k] for k in _COMPARED_TOP if k in s}) for s in ns]
     keys = [k for k in flat_a[0] if all(k in f for f in flat_b)]
-    heads = set(headline_metrics(aq[0]))
+    heads = set(headline_metrics(aq[0], aq[1:] + ns))
     out = []
     for k in keys:
         xa = [f[k] for f in flat_a if k in f and math.isfinite(f[k])]

@@ -7,7 +7,8 @@ its agreement tables.
 For every case it runs the scenario in aqmlab and in ns-2 (`aqmlab
 crosscheck`'s comparison for statistical cases, exact counters for lockstep
 ones) and writes, to DIR (default validation/ns2/results): NAME.json per case
-(the comparison and both simulators' summaries), agreement.csv (every metric
+(both simulators' summaries; `--render` rebuilds the tables from them
+without running anything), agreement.csv (every metric
 of every case), agreement.md (the headline table the README shows) and
 report.html (the same, self-contained). Exits with status 1 if a case fails.
 """
@@ -51,8 +52,10 @@ def load_case(case: dict) -> aqmlab.Scenario:
 
 def lockstep(sc: aqmlab.Scenario) -> dict:
     """One run each with seed 1; every counter must be equal."""
-    a = aqmlab.run(sc, seed=1).summary
-    b = ns2.run_ns(sc, seed=1)
+    return check_lockstep(aqmlab.run(sc, seed=1).summary, ns2.run_ns(sc, seed=1))
+
+
+def check_lockstep(a: dict, b: dict) -> dict:
     mismatches = []
     for q, qa in a["queues"].items():
         qb = b["queues"].get(q, {})
@@ -83,6 +86,8 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--replications", type=int, default=None, help="override every case's replications")
     ap.add_argument("--out", type=Path, default=HERE / "results")
+    ap.add_argument("--render", action="store_true",
+                    help="run nothing: write the tables again from the stored summaries")
     args = ap.parse_args()
     if ns2.find_ns() is None:
         print("ns-2 is not installed: the 'ns' command was not found (Debian: apt-get install ns2)", file=sys.stderr)
@@ -95,17 +100,38 @@ def main() -> int:
             return 2
         suite = [c for c in suite if c["name"] in args.only]
     args.out.mkdir(parents=True, exist_ok=True)
-    rows, csv_rows, failed = [], [], []
     t_start = time.monotonic()
     for case in suite:
         name, kind = case["name"], case.get("kind", "statistical")
+        path = args.out / f"{name}.json"
+        if args.render:
+            if not path.exists():
+                print(f"{name}: no stored result, skipped", file=sys.stderr)
+            continue
         t0 = time.monotonic()
         sc = load_case(case)
         print(f"{name}: {case['what']} ...", file=sys.stderr, flush=True)
         if kind == "lockstep":
-            res = lockstep(sc)
+            path.write_text(json.dumps(lockstep(sc)))
+        else:
+            reps = args.replications or case.get("replications", 10)
+            _, aq, ns = ns2.crosscheck(sc, replications=reps, jobs=args.jobs)
+            # The per-flow rows are left out: hundreds of flows per run would
+            # make the file large, and no comparison reads them.
+            strip = [{k: v for k, v in x.items() if k != "flows"} for x in aq + ns]
+            path.write_text(json.dumps({"aqmlab": strip[:len(aq)], "ns2": strip[len(aq):]}))
+        print(f"{name}: done in {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
+    elapsed = time.monotonic() - t_start
+    rows, csv_rows, failed = [], [], []
+    for case in suite:
+        name, kind = case["name"], case.get("kind", "statistical")
+        path = args.out / f"{name}.json"
+        if not path.exists():
+            continue
+        stored = json.loads(path.read_text())
+        if kind == "lockstep":
+            res = check_lockstep(stored["aqmlab"], stored["ns2"])
             ok = res["ok"]
-            (args.out / f"{name}.json").write_text(json.dumps(res, indent=1))
             q = bottleneck(res["aqmlab"])
             qa, qb = res["aqmlab"]["queues"][q], res["ns2"]["queues"][q]
             cells = [f"{qa[k]} / {qb[k]}" for k in ("arrivals", "drops")]
@@ -113,12 +139,9 @@ def main() -> int:
                          [f"arrivals {cells[0]}, drops {cells[1]}", "", "", ""],
                          "identical" if ok else "DIFFERS: " + "; ".join(res["mismatches"][:3])))
         else:
-            reps = args.replications or case.get("replications", 10)
-            comps, aq, ns = ns2.crosscheck(sc, replications=reps, jobs=args.jobs)
+            aq, ns = stored["aqmlab"], stored["ns2"]
+            comps = ns2.compare(aq, ns)
             ok = not any(c.fails for c in comps)
-            (args.out / f"{name}.json").write_text(json.dumps({
-                "comparison": [dataclasses.asdict(c) | {"fails": c.fails} for c in comps],
-                "aqmlab": aq, "ns2": ns}, indent=1))
             by = {c.metric: c for c in comps}
             q = bottleneck(aq[0])
             cells = []
@@ -135,14 +158,11 @@ def main() -> int:
             verdict = ("agree" if not worst else
                        ("significant but within 2%: " if ok else "DIFFERS: ")
                        + ", ".join(f"{c.metric} {100 * c.diff:+.1f}%" for c in worst))
-            rows.append((name, case["what"], str(reps), cells, verdict))
+            rows.append((name, case["what"], str(len(aq)), cells, verdict))
             for c in comps:
                 csv_rows.append({"case": name, **dataclasses.asdict(c), "fails": c.fails})
         if not ok:
             failed.append(name)
-        print(f"{name}: {'ok' if ok else 'FAILED'} in {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
-    elapsed = time.monotonic() - t_start
-
     with open(args.out / "agreement.csv", "w", newline="") as f:
         if csv_rows:
             w = csv.DictWriter(f, fieldnames=list(csv_rows[0]))
@@ -152,8 +172,9 @@ def main() -> int:
     md = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, what, reps, cells, verdict in rows:
         md.append(f"| `{name}`: {what} | {reps} | " + " | ".join(cells) + f" | {verdict} |")
-    footer = (f"aqmlab {aqmlab.ENGINE_VERSION} against ns-2.35, {len(rows)} cases, "
-              f"{len(failed)} failed, {elapsed / 60:.0f} min.")
+    footer = f"aqmlab {aqmlab.ENGINE_VERSION} against ns-2.35, {len(rows)} cases, {len(failed)} failed."
+    if not args.render:
+        footer += f" {elapsed / 60:.0f} min."
     (args.out / "agreement.md").write_text("\n".join(md) + "\n\n" + footer + "\n")
     page = ["<!doctype html><meta charset=utf-8>",
             "<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; style-src 'unsafe-inline'\">",
