@@ -71,6 +71,23 @@ def bottleneck(summary: dict) -> str:
     return max(summary["queues"], key=lambda q: (summary["queues"][q]["drops"], summary["queues"][q]["arrivals"]))
 
 
+START, END = "<!-- ns2-agreement:start -->", "<!-- ns2-agreement:end -->"
+
+
+def write_readme_block(readme: Path, short: list, footer: str) -> None:
+    """Replaces the text between the markers in `readme` with the short
+    table: per case the bottleneck's headline metrics, aqmlab / ns-2."""
+    head = ["case", "runs"] + [label for label, _ in COLUMNS] + ["verdict"]
+    lines = [START, "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += [f"| `{name}` | {reps} | " + " | ".join(cells) + f" | {verdict} |" for name, reps, cells, verdict in short]
+    lines += ["", footer, END]
+    text = readme.read_text()
+    if START not in text or END not in text:
+        raise SystemExit(f"{readme}: no {START} ... {END} markers")
+    before, rest = text.split(START, 1)
+    readme.write_text(before + "\n".join(lines) + rest.split(END, 1)[1])
+
+
 def fmt(x: float, half: float | None = None) -> str:
     if x is None or not math.isfinite(x):
         return "n/a"
@@ -86,6 +103,8 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--replications", type=int, default=None, help="override every case's replications")
     ap.add_argument("--out", type=Path, default=HERE / "results")
+    ap.add_argument("--readme", type=Path, default=None,
+                    help="also write the short table between this file's ns2-agreement markers")
     ap.add_argument("--render", action="store_true",
                     help="run nothing: write the tables again from the stored summaries")
     args = ap.parse_args()
@@ -122,7 +141,7 @@ def main() -> int:
             path.write_text(json.dumps({"aqmlab": strip[:len(aq)], "ns2": strip[len(aq):]}))
         print(f"{name}: done in {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
     elapsed = time.monotonic() - t_start
-    rows, csv_rows, failed = [], [], []
+    rows, short, csv_rows, failed = [], [], [], []
     for case in suite:
         name, kind = case["name"], case.get("kind", "statistical")
         path = args.out / f"{name}.json"
@@ -135,6 +154,8 @@ def main() -> int:
             q = bottleneck(res["aqmlab"])
             qa, qb = res["aqmlab"]["queues"][q], res["ns2"]["queues"][q]
             cells = [f"{qa[k]} / {qb[k]}" for k in ("arrivals", "drops")]
+            short.append((name, "1", [f"arrivals {cells[0]}", f"drops {cells[1]}", "", ""],
+                          "identical" if ok else "differs"))
             rows.append((name, case["what"], "1 (no randomness)",
                          [f"arrivals {cells[0]}, drops {cells[1]}", "", "", ""],
                          "identical" if ok else "DIFFERS: " + "; ".join(res["mismatches"][:3])))
@@ -159,6 +180,10 @@ def main() -> int:
                        ("significant but within 2%: " if ok else "DIFFERS: ")
                        + ", ".join(f"{c.metric} {100 * c.diff:+.1f}%" for c in worst))
             rows.append((name, case["what"], str(len(aq)), cells, verdict))
+            short.append((name, str(len(aq)), [
+                "n/a" if (c := by.get(pattern.format(q=q))) is None else
+                f"{c.aqmlab_mean:.4g} / {c.ns2_mean:.4g}" + (f" ({100 * c.diff:+.1f}%)" if c.aqmlab_mean else "")
+                for _, pattern in COLUMNS], "agree" if ok else "differs"))
             for c in comps:
                 csv_rows.append({"case": name, **dataclasses.asdict(c), "fails": c.fails})
         if not ok:
@@ -176,6 +201,8 @@ def main() -> int:
     if not args.render:
         footer += f" {elapsed / 60:.0f} min."
     (args.out / "agreement.md").write_text("\n".join(md) + "\n\n" + footer + "\n")
+    if args.readme is not None:
+        write_readme_block(args.readme, short, footer)
     page = ["<!doctype html><meta charset=utf-8>",
             "<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; style-src 'unsafe-inline'\">",
             "<title>aqmlab against ns-2.35</title>",
