@@ -507,6 +507,20 @@ impl Writer {
         // What each flow is made of, checked once per group.
         let proto = match &g.source {
             SourceSpec::Ftp {
+                on_off:
+                    Some(aqmlab_sim::scenario::TcpOnOff {
+                        on,
+                        off,
+                        rate_bps: Some(rate),
+                    }),
+                payload,
+                tcp,
+                ..
+            } => {
+                self.paced_onoff(sc, g, gi, path, *rate, on, off, payload, tcp, fid);
+                return;
+            }
+            SourceSpec::Ftp {
                 size_bytes,
                 payload,
                 tcp,
@@ -516,8 +530,8 @@ impl Writer {
                 if on_off.is_some() {
                     self.refuse(
                         &format!("{path}.kind"),
-                        "\"onoff\" over TCP sends unlimited data while ON in aqmlab; ns-2's Pareto and Exponential \
-                         applications send at a rate, so there is no exact ns-2.35 counterpart",
+                        "\"onoff\" over TCP without \"rate\" sends unlimited data while ON; ns-2's Pareto and \
+                         Exponential applications send at a rate, so there is no exact ns-2.35 counterpart (give \"rate\")",
                     );
                     return;
                 }
@@ -569,25 +583,9 @@ impl Writer {
                 size_bytes,
                 on,
                 off,
-            } => match (on, off) {
-                (Dist::Exponential { mean: a }, Dist::Exponential { mean: b }) => Proto::Udp(format!(
-                    "set app [new Application/Traffic/Exponential]; $app set packetSize_ {size_bytes}; $app set burst_time_ {}; $app set idle_time_ {}; $app set rate_ {}",
-                    num(*a), num(*b), num(*rate_bps)
-                ), *size_bytes),
-                (Dist::Pareto { shape: s1, scale: k1 }, Dist::Pareto { shape: s2, scale: k2 }) if s1 == s2 && *s1 > 1.0 => {
-                    let m = |k: f64| k * s1 / (s1 - 1.0);
-                    Proto::Udp(format!(
-                        "set app [new Application/Traffic/Pareto]; $app set packetSize_ {size_bytes}; $app set burst_time_ {}; $app set idle_time_ {}; $app set rate_ {}; $app set shape_ {}",
-                        num(m(*k1)), num(m(*k2)), num(*rate_bps), num(*s1)
-                    ), *size_bytes)
-                }
-                _ => {
-                    self.refuse(
-                        &format!("{path}.on"),
-                        "ns-2.35's on/off sources need exponential ON and OFF times, or Pareto ones with one shape > 1",
-                    );
-                    return;
-                }
+            } => match self.onoff_app(*rate_bps, *size_bytes, on, off, path) {
+                Some(app) => Proto::Udp(app, *size_bytes),
+                None => return,
             },
             SourceSpec::Batch { gap, batch, size } => {
                 let Some(s) = self.constant_payload(size, &format!("{path}.size")) else {
@@ -782,6 +780,83 @@ impl Writer {
         self.line("}");
     }
 
+    /// The command that creates `$app`, ns-2.35's on/off application with
+    /// the law of `on` and `off`, or a refusal at `path`.
+    fn onoff_app(&mut self, rate_bps: f64, size_bytes: u32, on: &Dist, off: &Dist, path: &str) -> Option<String> {
+        match (on, off) {
+            (Dist::Exponential { mean: a }, Dist::Exponential { mean: b }) => Some(format!(
+                "set app [new Application/Traffic/Exponential]; $app set packetSize_ {size_bytes}; $app set burst_time_ {}; $app set idle_time_ {}; $app set rate_ {}",
+                num(*a),
+                num(*b),
+                num(rate_bps)
+            )),
+            (Dist::Pareto { shape: s1, scale: k1 }, Dist::Pareto { shape: s2, scale: k2 }) if s1 == s2 && *s1 > 1.0 => {
+                let m = |k: f64| k * s1 / (s1 - 1.0);
+                Some(format!(
+                    "set app [new Application/Traffic/Pareto]; $app set packetSize_ {size_bytes}; $app set burst_time_ {}; $app set idle_time_ {}; $app set rate_ {}; $app set shape_ {}",
+                    num(m(*k1)),
+                    num(m(*k2)),
+                    num(rate_bps),
+                    num(*s1)
+                ))
+            }
+            _ => {
+                self.refuse(
+                    &format!("{path}.on"),
+                    "ns-2.35's on/off sources need exponential ON and OFF times, or Pareto ones with one shape > 1",
+                );
+                None
+            }
+        }
+    }
+
+    /// An `onoff` group over TCP with `rate`: each flow is ns-2.35's
+    /// Pareto or Exponential application attached to the TCP agent and sink
+    /// `ftp` gets. Its `packetSize_` is the agent's, so each packet it makes
+    /// adds one packet to what the agent may send (`sendmsg`), which the
+    /// agent sends when its window allows, as aqmlab's paced application.
+    /// ns-2's agent sends its SYN with the first packet made, an interval
+    /// and an OFF period after the start, never at the start itself, so its
+    /// `ndatapack_` counts the SYN inside the window as aqmlab does and the
+    /// flow record asks for no correction (`syn` 0).
+    #[allow(clippy::too_many_arguments)]
+    fn paced_onoff(
+        &mut self,
+        sc: &Scenario,
+        g: &GroupSpec,
+        gi: usize,
+        path: &str,
+        rate_bps: f64,
+        on: &Dist,
+        off: &Dist,
+        payload: &Dist,
+        tcp: &TcpConfig,
+        fid: &mut u32,
+    ) {
+        let Some(pay) = self.constant_payload(payload, &format!("{path}.packet_size")) else {
+            return;
+        };
+        self.tcp_defaults(tcp, &format!("{path}.tcp"));
+        let Some(app) = self.onoff_app(rate_bps, pay, on, off, path) else {
+            return;
+        };
+        self.tcp_procs(gi, tcp, pay);
+        for j in 0..g.count {
+            let (src, dst) = g.endpoints(j);
+            let f = *fid;
+            *fid += 1;
+            let rtt = self.rtt_expr(sc, src, dst);
+            self.line("set t [expr {max(0.0, [$aqstart value])}]");
+            self.line(format!("set s [aq_sender_{gi} {f}]; set k [aq_sink_{gi} {f}]"));
+            self.line(format!(
+                "$ns attach-agent $n({src}) $s; $ns attach-agent $n({dst}) $k; $ns connect $s $k"
+            ));
+            self.line(format!("{app}; $app attach-agent $s"));
+            self.line("$ns at $t [list $app start]");
+            self.flow_record(false, g, gi, j, f, src, dst, &rtt, true, "", pay, tcp.header_bytes, sc);
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn flow_record(
         &mut self,
@@ -867,17 +942,7 @@ impl Writer {
     /// group GI's TCP agents with its settings; every agent of a group comes
     /// from them (WebTraf's pool asks for its agents through them too).
     fn tcp_procs(&mut self, gi: usize, tcp: &TcpConfig, pay: u32) {
-        let agent = match tcp.variant {
-            Variant::Reno => "Agent/TCP/Reno",
-            Variant::NewReno => "Agent/TCP/Newreno",
-            Variant::Sack => "Agent/TCP/Sack1",
-        };
-        let sink = match (tcp.variant, tcp.delayed_ack) {
-            (Variant::Sack, false) => "Agent/TCPSink/Sack1",
-            (Variant::Sack, true) => "Agent/TCPSink/Sack1/DelAck",
-            (_, false) => "Agent/TCPSink",
-            (_, true) => "Agent/TCPSink/DelAck",
-        };
+        let (agent, sink) = tcp_agent_classes(tcp);
         let mut s = vec![
             "fid_ $fid".to_string(),
             format!("packetSize_ {pay}"),
@@ -914,6 +979,22 @@ impl Writer {
         self.line("    return $k");
         self.line("}");
     }
+}
+
+/// ns-2.35's TCP sender and sink classes for `tcp`.
+fn tcp_agent_classes(tcp: &TcpConfig) -> (&'static str, &'static str) {
+    let agent = match tcp.variant {
+        Variant::Reno => "Agent/TCP/Reno",
+        Variant::NewReno => "Agent/TCP/Newreno",
+        Variant::Sack => "Agent/TCP/Sack1",
+    };
+    let sink = match (tcp.variant, tcp.delayed_ack) {
+        (Variant::Sack, false) => "Agent/TCPSink/Sack1",
+        (Variant::Sack, true) => "Agent/TCPSink/Sack1/DelAck",
+        (_, false) => "Agent/TCPSink",
+        (_, true) => "Agent/TCPSink/DelAck",
+    };
+    (agent, sink)
 }
 
 enum Proto {
@@ -1048,6 +1129,52 @@ mod test {
             assert_eq!(errs[0].0, "topology.qdisc.kind");
             assert!(errs[0].1.contains(&format!("\"{kind}\" has no counterpart in ns-2.35")), "{errs:?}");
         }
+    }
+
+    #[test]
+    fn test_paced_tcp_onoff_attaches_ns2s_application_to_the_ftp_agents() {
+        let onoff = |rate: Option<&str>, on: serde_json::Value, off: serde_json::Value| {
+            let mut t = json!({ "name": "o", "kind": "onoff", "transport": "tcp", "count": 2, "on": on, "off": off,
+                                "packet_size": "1000B", "tcp": { "variant": "sack", "syn": false } });
+            if let Some(r) = rate {
+                t["rate"] = json!(r);
+            }
+            scenario(json!({"kind": "droptail", "limit": "50pkt"}), t)
+        };
+        let pareto = |mean: &str| json!({ "dist": "pareto", "shape": 1.5, "mean": mean });
+        let s = script(&onoff(Some("200kbps"), pareto("1s"), pareto("2s")));
+        // Each flow: the agents ftp gets, then the application on the agent,
+        // its packetSize_ the agent's, started at the flow's start.
+        assert!(s.contains("    set s [new Agent/TCP/Sack1]\n"), "{s}");
+        assert!(s.contains("$s set packetSize_ 1000;") && s.contains("$s set syn_ false;"), "{s}");
+        for f in 0..2 {
+            let agents = format!("set s [aq_sender_0 {f}]; set k [aq_sink_0 {f}]\n");
+            let at = s.find(&agents).unwrap_or_else(|| panic!("no agents for flow {f}: {s}"));
+            let rest = &s[at..];
+            let app = "set app [new Application/Traffic/Pareto]; $app set packetSize_ 1000; $app set burst_time_ 1.0; \
+                       $app set idle_time_ 2.0; $app set rate_ 200000.0; $app set shape_ 1.5; $app attach-agent $s";
+            let lines: Vec<&str> = rest.lines().take(4).collect();
+            assert_eq!(lines[1], "$ns attach-agent $n(2) $s; $ns attach-agent $n(3) $k; $ns connect $s $k", "{lines:?}");
+            assert_eq!(lines[2], app);
+            assert_eq!(lines[3], "$ns at $t [list $app start]");
+        }
+        assert!(!s.contains("attach-app FTP"), "{s}");
+        // Exponential periods give the Exponential application.
+        let exp = |mean: &str| json!({ "dist": "exponential", "mean": mean });
+        let s = script(&onoff(Some("64kbps"), exp("500ms"), exp("1s")));
+        assert!(s.contains(
+            "set app [new Application/Traffic/Exponential]; $app set packetSize_ 1000; $app set burst_time_ 0.5; \
+             $app set idle_time_ 1.0; $app set rate_ 64000.0; $app attach-agent $s\n"
+        ));
+        // Other laws have no ns-2 application; without a rate, no
+        // counterpart at all.
+        let errs = refused(&onoff(Some("64kbps"), exp("500ms"), json!("1s")));
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(errs[0].0, "traffic[0].on");
+        let errs = refused(&onoff(None, exp("500ms"), exp("1s")));
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(errs[0].0, "traffic[0].kind");
+        assert!(errs[0].1.contains("without \"rate\""), "{}", errs[0].1);
     }
 
     #[test]

@@ -1,7 +1,10 @@
-//! Open-loop UDP sources: CBR, Poisson, batch arrivals and ON/OFF.
+//! Open-loop UDP sources: CBR, Poisson, batch arrivals and ON/OFF; and the
+//! rate-limited ON/OFF application of an `onoff` group over TCP, whose
+//! schedule is the UDP ON/OFF source's.
 //!
 //! A source decides when its next packet (or batch) goes out and how large
-//! each packet is; the engine does the rest. Each flow draws from three
+//! each packet is; the engine does the rest (for a TCP application: hands
+//! the packet to the TCP sender, which sends it when its window allows). Each flow draws from three
 //! streams named after it (`traffic[g].flow[j].start`, `.gap`, `.size`), so
 //! changing one group's sizes does not move another's arrival times.
 
@@ -9,7 +12,7 @@ use aqmlab_qdisc::rng::Rng;
 use aqmlab_qdisc::{Duration, Time};
 
 use crate::dist::Dist;
-use crate::scenario::SourceSpec;
+use crate::scenario::{SourceSpec, TcpOnOff};
 
 #[derive(Clone, Debug)]
 enum Gen {
@@ -44,6 +47,17 @@ enum Gen {
     },
 }
 
+impl Gen {
+    fn on_off(rate_bps: f64, size_bytes: u32, on: &Dist, off: &Dist) -> Gen {
+        Gen::OnOff {
+            interval_s: size_bytes as f64 * 8.0 / rate_bps,
+            on: on.clone(),
+            off: off.clone(),
+            remaining: 0,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 enum Size {
     Fixed(u32),
@@ -66,9 +80,26 @@ fn whole(x: f64) -> u64 {
 }
 
 impl UdpSource {
-    /// The source of an open-loop group; `None` for a TCP group.
+    /// The source of an open-loop group, or the application of a
+    /// rate-limited TCP ON/OFF group; `None` for other TCP groups.
     pub fn new(spec: &SourceSpec, stop: Time, rng_gap: Rng, rng_size: Rng) -> Option<UdpSource> {
         let (gen, size) = match spec {
+            SourceSpec::Ftp {
+                on_off:
+                    Some(TcpOnOff {
+                        on,
+                        off,
+                        rate_bps: Some(rate_bps),
+                    }),
+                payload,
+                ..
+            } => {
+                let Dist::Constant(bytes) = *payload else {
+                    unreachable!("validated: a rate comes with one payload size")
+                };
+                let bytes = bytes as u32;
+                (Gen::on_off(*rate_bps, bytes, on, off), Size::Fixed(bytes))
+            }
             SourceSpec::Ftp { .. } | SourceSpec::Web { .. } | SourceSpec::Http11 { .. } => return None,
             SourceSpec::Cbr {
                 rate_bps,
@@ -116,15 +147,7 @@ impl UdpSource {
                 size_bytes,
                 on,
                 off,
-            } => (
-                Gen::OnOff {
-                    interval_s: *size_bytes as f64 * 8.0 / rate_bps,
-                    on: on.clone(),
-                    off: off.clone(),
-                    remaining: 0,
-                },
-                Size::Fixed(*size_bytes),
-            ),
+            } => (Gen::on_off(*rate_bps, *size_bytes, on, off), Size::Fixed(*size_bytes)),
         };
         Some(UdpSource {
             gen,
@@ -251,6 +274,43 @@ mod test {
         }
         let ms: Vec<u64> = times.iter().map(|t| t.0 / 1_000_000).collect();
         assert_eq!(ms, vec![1010, 1020, 1030, 1040, 1050, 2060, 2070, 2080, 2090, 2100]);
+    }
+
+    #[test]
+    fn test_paced_tcp_application_has_the_udp_onoff_schedule() {
+        // The same rate, size, periods and streams give the same times, and
+        // plain TCP groups (unlimited data while ON included) have no source.
+        let (on, off) = (Dist::Exponential { mean: 0.3 }, Dist::Pareto { shape: 1.5, scale: 0.2 });
+        let tcp = |rate_bps| SourceSpec::Ftp {
+            size_bytes: None,
+            payload: Dist::Constant(1000.0),
+            tcp: crate::tcp::TcpConfig::default(),
+            on_off: Some(TcpOnOff {
+                on: on.clone(),
+                off: off.clone(),
+                rate_bps,
+            }),
+            repeat: None,
+        };
+        let times = |mut s: UdpSource| {
+            let mut t = s.first(Time::from_millis(3)).unwrap();
+            let mut v = vec![t];
+            for _ in 0..1000 {
+                let (n, next) = s.fire(t);
+                assert_eq!((n, s.packet_size()), (1, 1000));
+                t = next.unwrap();
+                v.push(t);
+            }
+            v
+        };
+        let udp = source(SourceSpec::OnOff {
+            rate_bps: 200e3,
+            size_bytes: 1000,
+            on: on.clone(),
+            off: off.clone(),
+        });
+        assert_eq!(times(source(tcp(Some(200e3)))), times(udp));
+        assert!(UdpSource::new(&tcp(None), Time::MAX, rng::stream(1, "gap"), rng::stream(1, "size")).is_none());
     }
 
     #[test]

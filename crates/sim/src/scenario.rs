@@ -201,9 +201,8 @@ pub enum SourceSpec {
         size_bytes: Option<u64>,
         payload: Dist,
         tcp: TcpConfig,
-        /// ON/OFF over TCP: unlimited data during ON periods, none during
-        /// OFF periods (the BLUE study's sources).
-        on_off: Option<(Dist, Dist)>,
+        /// ON/OFF over TCP (the BLUE study's sources): see [`TcpOnOff`].
+        on_off: Option<TcpOnOff>,
         /// Repeated transfers (`file`): each of a size drawn from the first
         /// distribution (bytes), on a new connection, the next one starting
         /// a gap drawn from the second (seconds) after the previous one is
@@ -229,6 +228,35 @@ pub enum SourceSpec {
         payload_bytes: u32,
         tcp: TcpConfig,
     },
+}
+
+/// The application of an `onoff` group over TCP.
+///
+/// Without `rate_bps`, the application has unlimited data during ON periods
+/// (drawn from `on`) and none during OFF periods (from `off`); it starts ON.
+///
+/// With `rate_bps`, it is ns-2.35's `Application/Traffic/Pareto` (or
+/// `/Exponential`) attached to a TCP agent: the application generates
+/// packets on the schedule of the UDP `onoff` source (bursts of
+/// round(on / interval) packets, at least 1, `interval` = payload x 8 /
+/// rate apart, each burst's first packet an OFF period plus an interval
+/// after the previous burst's last one, the first burst one OFF period plus
+/// an interval after the start), and hands each packet to the TCP sender,
+/// which sends it when its window allows (ns-2's `sendmsg`: the send limit
+/// grows by one packet). What the window holds back waits in the sender,
+/// so a burst may leave later and stretch over a longer time than the
+/// application took to make it, but the schedule never waits for TCP: the
+/// OFF period runs from the last packet generated, not from the last one
+/// sent. The connection opens (SYN) with the first packet generated, as
+/// ns-2's agent sends nothing before it has data. The application's packets
+/// are the TCP payload (`packet_size`, one size), so the rate counts
+/// payload bits, as ns-2's `rate_` with the application's `packetSize_`
+/// equal to the agent's.
+#[derive(Clone, Debug)]
+pub struct TcpOnOff {
+    pub on: Dist,
+    pub off: Dist,
+    pub rate_bps: Option<f64>,
 }
 
 /// Traffic classes: the RED+Tail classifier and per-class metrics use them.
@@ -1542,11 +1570,16 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
             });
         }
         "onoff" if t.opt(cx, "transport", |v| parse_choice(v, &["udp", "tcp"])) == Some("tcp") => {
+            // Without a rate, unlimited data while ON; with one, ns-2's
+            // rate-limited application (see `TcpOnOff`).
+            let rate = t.opt(cx, "rate", parse_rate);
+            let paced = t.has("rate");
             let on = t.req(cx, "on", "the ON period length distribution", |_| Ok(()));
             let off = t.req(cx, "off", "the OFF period length distribution", |_| Ok(()));
             let period = |cx: &mut Cx, t: &mut Table, key: &'static str| {
                 let d = Dist::parse(cx, t.raw(key)?, &t.key_path(key), Quantity::Time)?;
                 match d.mean() {
+                    _ if paced => Some(d),
                     Some(m) if m >= 1e-3 => Some(d),
                     _ => {
                         cx.err(&t.key_path(key), "TCP ON/OFF periods must last 1ms or more on average");
@@ -1557,11 +1590,31 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
             let on = on.and_then(|_| period(cx, t, "on"));
             let off = off.and_then(|_| period(cx, t, "off"));
             let (payload, tcp) = read_tcp_app(cx, t);
+            let payload = payload?;
+            if paced {
+                // The application's packets are the TCP payload: one size.
+                let Dist::Constant(bytes) = payload else {
+                    cx.err(
+                        &t.key_path("packet_size"),
+                        "with \"rate\", the application sends packets of one size (ns-2's packetSize_); give one, e.g. \"1000B\"",
+                    );
+                    return None;
+                };
+                let gap_s = bytes * 8.0 / rate?;
+                if gap_s < 1e-9 {
+                    cx.err(&t.key_path("rate"), format!("sends {:.3e} packets per second; at most 1e9 per second can be simulated (the clock ticks in nanoseconds)", 1.0 / gap_s));
+                    return None;
+                }
+            }
             return Some(SourceSpec::Ftp {
                 size_bytes: None,
-                payload: payload?,
+                payload,
                 tcp: tcp?,
-                on_off: Some((on?, off?)),
+                on_off: Some(TcpOnOff {
+                    on: on?,
+                    off: off?,
+                    rate_bps: rate,
+                }),
                 repeat: None,
             });
         }
@@ -1901,6 +1954,55 @@ mod test {
             with(json!({ "name": "p", "kind": "poisson", "rate": "1Mbps", "size": "0B" })),
             ["traffic[0].size"]
         );
+    }
+
+    #[test]
+    fn test_tcp_onoff_rate_is_checked_with_the_keys_it_needs() {
+        let tcp_onoff = |extra: Value| {
+            let mut g = json!({ "name": "o", "kind": "onoff", "transport": "tcp", "on": "1s", "off": "1s" });
+            for (k, val) in extra.as_object().unwrap() {
+                g[k] = val.clone();
+            }
+            let mut v = dumbbell();
+            v["traffic"][0] = g;
+            v
+        };
+        // A rate gives ns-2's paced application; without one, none.
+        let v = tcp_onoff(json!({ "rate": "200kbps", "packet_size": "1000B" }));
+        let sc = Scenario::from_value(&v).unwrap();
+        match &sc.groups[0].source {
+            SourceSpec::Ftp { on_off: Some(o), .. } => assert_eq!(o.rate_bps, Some(200e3)),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(sc.groups[0].source.kind(), "onoff");
+        let sc = Scenario::from_value(&tcp_onoff(json!({}))).unwrap();
+        assert!(matches!(
+            &sc.groups[0].source,
+            SourceSpec::Ftp {
+                on_off: Some(TcpOnOff { rate_bps: None, .. }),
+                ..
+            }
+        ));
+        let msgs = errors(&tcp_onoff(json!({ "rate": "fast" })));
+        assert_eq!(msgs.len(), 1);
+        assert_eq!(msgs[0].0, "traffic[0].rate");
+        assert!(msgs[0].1.contains("\"fast\""), "{}", msgs[0].1);
+        assert_eq!(error_paths(&tcp_onoff(json!({ "rate": "0kbps" }))), ["traffic[0].rate"]);
+        assert_eq!(
+            error_paths(&tcp_onoff(json!({ "rate": "1e5Gbps", "packet_size": "1B" }))),
+            ["traffic[0].rate"]
+        );
+        // The application's packets are of one size.
+        let msgs = errors(&tcp_onoff(
+            json!({ "rate": "200kbps", "packet_size": { "dist": "uniform", "min": "500B", "max": "1500B" } }),
+        ));
+        assert_eq!(msgs.len(), 1);
+        assert_eq!(msgs[0].0, "traffic[0].packet_size");
+        assert!(msgs[0].1.contains("one size"), "{}", msgs[0].1);
+        // Short periods are fine with a rate (a burst is at least one
+        // packet), not without.
+        assert!(Scenario::from_value(&tcp_onoff(json!({ "rate": "200kbps", "on": "0s" }))).is_ok());
+        assert_eq!(error_paths(&tcp_onoff(json!({ "on": "0s" }))), ["traffic[0].on"]);
     }
 
     #[test]

@@ -255,6 +255,55 @@ fn test_onoff_over_tcp_sends_only_while_on() {
 }
 
 #[test]
+fn test_onoff_over_tcp_without_rate_is_unchanged() {
+    // The unlimited-while-ON application without `rate`, beside bulk TCP and
+    // UDP on/off sources: these figures are what engine 0.4.0 gave before
+    // `rate` was added; adding it must not move them.
+    let v = json!({
+        "duration": "40s", "warmup": "5s",
+        "topology": {
+            "kind": "dumbbell", "senders": [{ "delay": "10ms" }, { "delay": "20ms" }], "access_rate": "100Mbps",
+            "bottleneck": { "rate": "10Mbps", "delay": "20ms" },
+            "qdisc": { "kind": "red", "limit": "100pkt", "min_th": "10pkt", "max_th": "40pkt", "max_p": 0.1, "w_q": 0.002 },
+        },
+        "traffic": [
+            { "name": "onoff", "kind": "onoff", "transport": "tcp", "count": 20,
+              "on": { "dist": "pareto", "shape": 1.5, "mean": "1s" }, "off": { "dist": "pareto", "shape": 1.5, "mean": "1s" },
+              "packet_size": "1000B", "tcp": { "variant": "reno", "ecn": true } },
+            { "name": "ftp", "kind": "ftp", "count": 4 },
+            { "name": "u", "kind": "onoff", "count": 4, "rate": "500kbps", "size": "500B",
+              "on": { "dist": "exponential", "mean": "300ms" }, "off": { "dist": "exponential", "mean": "700ms" } },
+        ],
+    });
+    let s = run(&scenario(&v), 1).summary;
+    assert_eq!(s["events"], 290768);
+    let g = &s["traffic"]["onoff"];
+    let got: Vec<&Value> = [
+        "sent",
+        "delivered",
+        "drops",
+        "retransmits",
+        "timeouts",
+        "fast_retransmits",
+    ]
+    .iter()
+    .map(|k| &g[*k])
+    .collect();
+    assert_eq!(
+        got,
+        [18012, 17464, 447, 516, 137, 280]
+            .map(|x| json!(x))
+            .iter()
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(f(&g["goodput_bps"]), 3991771.4285714286);
+    assert_eq!(s["traffic"]["ftp"]["sent"], 14866);
+    assert_eq!(s["traffic"]["u"]["sent"], 4523);
+    let q = &s["queues"]["bottleneck"];
+    assert_eq!((&q["arrivals"], &q["drops"]), (&json!(37407), &json!(860)));
+}
+
+#[test]
 fn test_ecn_works_with_every_ecn_capable_qdisc() {
     // ECN-capable senders through each discipline that can mark: the queue
     // marks and the senders react (window reductions on echoes).

@@ -374,6 +374,11 @@ impl TcpSender {
         self.rtx_deadline
     }
 
+    /// `start` has been called.
+    pub fn is_started(&self) -> bool {
+        self.started
+    }
+
     /// A finite transfer is fully acknowledged (ns-2's `done`). Never true
     /// for unlimited data or before `start`.
     pub fn is_done(&self) -> bool {
