@@ -120,6 +120,20 @@ impl Writer {
         self.line(format!("set {var} {value}"));
     }
 
+    /// Attaches `$s` at node `src` and `$k` at node `dst` and connects them.
+    fn connect(&mut self, src: u32, dst: u32) {
+        self.line(format!("$ns attach-agent $n({src}) $s; $ns attach-agent $n({dst}) $k; $ns connect $s $k"));
+    }
+
+    /// A UDP agent `$s` of flow `f` sending `size`-byte packets from `src`
+    /// to a loss monitor `$k` at `dst`.
+    fn udp_pair(&mut self, f: u32, size: u32, src: u32, dst: u32) {
+        self.line(format!(
+            "set s [new Agent/UDP]; $s set fid_ {f}; $s set packetSize_ {size}; set k [new Agent/LossMonitor]"
+        ));
+        self.connect(src, dst);
+    }
+
     fn line(&mut self, s: impl AsRef<str>) {
         self.out.push_str(s.as_ref());
         self.out.push('\n');
@@ -626,9 +640,7 @@ impl Writer {
             let (syn, tcp, payload, hdr) = match &proto {
                 Proto::Tcp { pay, tcp, packets } => {
                     self.line(format!("set s [aq_sender_{gi} {f}]; set k [aq_sink_{gi} {f}]"));
-                    self.line(format!(
-                        "$ns attach-agent $n({src}) $s; $ns attach-agent $n({dst}) $k; $ns connect $s $k"
-                    ));
+                    self.connect(src, dst);
                     self.line("set app [$s attach-app FTP]");
                     match packets {
                         None => self.line(format!("$ns at {start} [list $app start]")),
@@ -643,12 +655,7 @@ impl Writer {
                     (tcp.syn, true, *pay, tcp.header_bytes)
                 }
                 Proto::Udp(app, size) => {
-                    self.line(format!(
-                        "set s [new Agent/UDP]; $s set fid_ {f}; $s set packetSize_ {size}; set k [new Agent/LossMonitor]"
-                    ));
-                    self.line(format!(
-                        "$ns attach-agent $n({src}) $s; $ns attach-agent $n({dst}) $k; $ns connect $s $k"
-                    ));
+                    self.udp_pair(f, *size, src, dst);
                     self.line(format!("{app}; $app attach-agent $s"));
                     self.line(format!("$ns at {start} [list $app start]"));
                     if let Some(stop) = g.stop {
@@ -657,12 +664,7 @@ impl Writer {
                     (false, false, *size, 0)
                 }
                 Proto::Batch(size) => {
-                    self.line(format!(
-                        "set s [new Agent/UDP]; $s set fid_ {f}; $s set packetSize_ {size}; set k [new Agent/LossMonitor]"
-                    ));
-                    self.line(format!(
-                        "$ns attach-agent $n({src}) $s; $ns attach-agent $n({dst}) $k; $ns connect $s $k"
-                    ));
+                    self.udp_pair(f, *size, src, dst);
                     // The first batch one gap after the start, as aqmlab's.
                     self.line(format!("set t1 [expr {{{start} + [$aqbatch({gi},gap) value]}}]"));
                     self.line(format!(
@@ -848,9 +850,7 @@ impl Writer {
             let rtt = self.rtt_expr(sc, src, dst);
             self.line("set t [expr {max(0.0, [$aqstart value])}]");
             self.line(format!("set s [aq_sender_{gi} {f}]; set k [aq_sink_{gi} {f}]"));
-            self.line(format!(
-                "$ns attach-agent $n({src}) $s; $ns attach-agent $n({dst}) $k; $ns connect $s $k"
-            ));
+            self.connect(src, dst);
             self.line(format!("{app}; $app attach-agent $s"));
             self.line("$ns at $t [list $app start]");
             self.flow_record(false, g, gi, j, f, src, dst, &rtt, true, "", pay, tcp.header_bytes, sc);
