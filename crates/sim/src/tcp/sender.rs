@@ -598,9 +598,12 @@ impl TcpSender {
             syn: self.params.syn && seq == 0,
             retransmit,
             cwr: cwr && self.params.ecn,
-            // Reference 1.11: the SYN is not ECN-capable; every data packet
-            // is, packet 0 included when there is no SYN.
-            ect: self.params.ecn && !(self.params.syn && seq == 0),
+            // Packet 0 negotiates ECN (it carries ECE, the sink echoes it),
+            // so it is not ECN-capable, whether it is a SYN or, without
+            // one, the first data packet: ns-2.35's `TcpAgent::output`
+            // clears ECT on sequence number 0 whenever `ecn_` is on. Every
+            // other packet, retransmissions included, is ECN-capable.
+            ect: self.params.ecn && seq != 0,
         });
         if self.rtx_deadline.is_none() || force {
             self.set_rtx_timer(now);
@@ -1296,18 +1299,21 @@ mod test {
     }
 
     #[test]
-    fn test_ecn_marks_every_data_packet_but_not_the_syn() {
+    fn test_ecn_marks_every_packet_but_packet_0() {
         let with_syn = Flow::new(&TcpConfig {
             ecn: true,
             ..TcpConfig::default()
         });
         assert!(with_syn.out[0].syn && !with_syn.out[0].ect);
+        // Without a SYN, packet 0 is data and still negotiates ECN (ns-2.35
+        // sends it with ECE and without ECT); packet 1 is ECN-capable.
         let no_syn = Flow::new(&TcpConfig {
             ecn: true,
             syn: false,
             ..TcpConfig::default()
         });
-        assert!(no_syn.out.iter().all(|s| s.ect), "packet 0 is data, so ECN-capable");
+        let ect: Vec<(u32, bool)> = no_syn.out.iter().map(|s| (s.seq, s.ect)).collect();
+        assert_eq!(ect, vec![(0, false), (1, true)]);
     }
 
     #[test]
