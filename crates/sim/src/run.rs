@@ -1830,6 +1830,7 @@ pub fn run(sc: &Scenario, seed: u64) -> RunOutput {
 /// the flow at each TED queue on the way there and back.
 fn ted_rto(sc: &Scenario, links: &[Link], g: usize, src: u32, dst: u32) -> Duration {
     use crate::qdiscs::QdiscSpec;
+    use aqmlab_qdisc::TedMode;
     let group = &sc.groups[g];
     let SourceSpec::Ftp { payload, tcp, .. } = &group.source else {
         unreachable!("only TCP groups have an RTO")
@@ -1841,6 +1842,9 @@ fn ted_rto(sc: &Scenario, links: &[Link], g: usize, src: u32, dst: u32) -> Durat
     let class = &sc.classes[group.class as usize];
     let mut total = Duration::ZERO;
     for (from, to, size) in [(src, dst, largest + tcp.header_bytes), (dst, src, tcp.header_bytes)] {
+        // An ebd packet's budget is set once, by the first TED queue on its
+        // way, and spent over the whole path; an lbd deadline holds at each.
+        let mut budget = None;
         for l in sc.net.path(from, to) {
             let link = &sc.net.links[l as usize];
             // The delay as this run drew it (access delays may be drawn).
@@ -1849,10 +1853,15 @@ fn ted_rto(sc: &Scenario, links: &[Link], g: usize, src: u32, dst: u32) -> Durat
                 let d = group
                     .ted_deadline
                     .or_else(|| t.deadlines.iter().find(|(c, _)| c == class).map(|(_, d)| *d))
-                    .or(t.default_deadline);
-                total = total + d.unwrap_or(Duration::ZERO);
+                    .or(t.default_deadline)
+                    .unwrap_or(Duration::ZERO);
+                match t.mode {
+                    TedMode::Lbd => total = total + d,
+                    TedMode::Ebd => budget = budget.or(Some(d)),
+                }
             }
         }
+        total = total + budget.unwrap_or(Duration::ZERO);
     }
     total
 }

@@ -361,6 +361,31 @@ fn test_ted_rto_is_the_largest_rtt_the_deadlines_allow() {
     assert_eq!(errs[0].path, "traffic[0].tcp.rto");
 }
 
+#[test]
+fn test_ted_rto_counts_an_lbd_deadline_per_queue_and_an_ebd_budget_once() {
+    // a -> b -> c, two 10 Mb/s links of 5 ms, each with a TED queue of
+    // deadline 2 ms (the reverse queues are drop-tail). Propagation 2 x 10
+    // ms, transmission of a 1500 B packet on two links (2 x 1.2 ms) and of a
+    // 40 B ACK back (2 x 32 us): 22.464 ms. lbd adds the deadline at both
+    // queues (4 ms), ebd the budget once (2 ms).
+    for (mode, want) in [("lbd", 0.026464), ("ebd", 0.024464)] {
+        let ted = json!({ "kind": "ted", "mode": mode, "limit": "inf", "default_deadline": "2ms" });
+        let link = |from: &str, to: &str| {
+            json!({ "from": from, "to": to, "rate": "10Mbps", "delay": "5ms", "qdisc": ted.clone(),
+                    "reverse_qdisc": { "kind": "droptail", "limit": "inf" } })
+        };
+        let v = json!({
+            "duration": "5s",
+            "topology": { "kind": "graph", "nodes": ["a", "b", "c"], "links": [link("a", "b"), link("b", "c")] },
+            "traffic": [{ "name": "ftp", "kind": "ftp", "count": 1, "src": "a", "dst": "c", "start": "0s",
+                          "tcp": { "rto": "ted", "rwnd": "4pkt" } }],
+        });
+        let s = run(&scenario(&v), 1).summary;
+        let rto = f(&s["flows"][0]["rto_mean_s"]);
+        assert!((rto - want).abs() < 1e-9, "{mode}: rto {rto}, by hand {want}");
+    }
+}
+
 /// Transfer time of one file of `n` packets of 1000 B payload over an idle
 /// 10 Mb/s link with 50 ms one-way delay, computed by hand. Serialising a
 /// data packet (1040 B) takes tx = 0.832 ms, an ACK or the SYN (40 B)
