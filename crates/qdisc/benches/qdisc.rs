@@ -14,7 +14,7 @@ use std::time::Duration as StdDuration;
 use aqmlab_qdisc::{
     AnyQdisc, Bernoulli, BernoulliParams, Blue, BlueParams, Codel, CodelParams, DropTail, DropTailParams, DropWhere,
     Duration, Effects, FqCodel, FqCodelParams, Limit, LinkInfo, Packet, Pie, PieParams, QueueDisc, Red, RedParams,
-    RedTail, RedTailParams, Sfb, SfbParams, Ted, TedMode, TedParams, Threshold, Time, Verdict, Weight,
+    RedTail, RedTailParams, Sfb, SfbParams, Ted, TedCheck, TedMode, TedParams, Threshold, Time, Verdict, Weight,
 };
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
@@ -72,12 +72,16 @@ fn disciplines() -> Vec<(&'static str, AnyQdisc)> {
         (
             "ted",
             AnyQdisc::Ted(
-                Ted::new(TedParams {
-                    limit: LIMIT,
-                    mode: TedMode::Lbd,
-                    class_deadlines: vec![Some(Duration::from_millis(100)); 2],
-                    default_deadline: None,
-                })
+                Ted::new(
+                    TedParams {
+                        limit: LIMIT,
+                        mode: TedMode::Lbd,
+                        check: TedCheck::Head,
+                        class_deadlines: vec![Some(Duration::from_millis(100)); 2],
+                        default_deadline: None,
+                    },
+                    LINK,
+                )
                 .unwrap(),
             ),
         ),

@@ -45,7 +45,7 @@ pub use red::{
 };
 pub use red_tail::{RedTail, RedTailParams, RedTailState};
 pub use sfb::{Sfb, SfbParams, SfbState};
-pub use ted::{Ted, TedMode, TedParams};
+pub use ted::{Ted, TedCheck, TedMode, TedParams};
 pub use time::{Duration, Time};
 
 /// Why a packet was dropped. Monitors count drops by reason.

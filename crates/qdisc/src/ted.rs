@@ -22,15 +22,31 @@
 //! never expires. In `ebd` mode a packet that reaches its first TED queue
 //! with no budget gets that queue's deadline as its budget.
 //!
-//! "Exceeds" is strict: a packet whose sojourn equals its deadline is sent.
-//! Expired packets are checked only at the head (at dequeue), as the paper
-//! describes; packets behind the head are not scanned. The hard buffer
-//! limit still applies at enqueue (tail drop); `limit = "inf"` is allowed.
+//! Where the deadline is checked (`check`) is a choice the paper leaves
+//! open; the wait compared with the deadline (lbd) or budget (ebd) is:
+//! - `head` (default): at dequeue, the sojourn `now - enqueued_at`. An
+//!   `ebd` queue spends the sojourn.
+//! - `departure`: at dequeue, the sojourn plus the packet's own
+//!   transmission time at the link rate (`size_bytes * 8 / rate_bps`,
+//!   rounded up to the nanosecond), so that a packet that would *finish*
+//!   leaving late is discarded. An `ebd` queue spends both.
+//! - `arrival`: at enqueue, the predicted wait, the bytes queued ahead
+//!   (the FIFO backlog, without the packet in transmission, which the queue
+//!   does not hold) times 8 / `rate_bps`, rounded up. A packet predicted
+//!   late is dropped at once (`DropReason::Expired`); nothing is discarded
+//!   at dequeue, where an `ebd` queue spends the actual sojourn (the budget
+//!   stopping at zero, since the prediction can fall short by up to one
+//!   packet in transmission).
+//!
+//! "Exceeds" is strict: a packet whose wait equals its deadline is sent.
+//! At dequeue only the head is checked, as the paper describes; packets
+//! behind it are not scanned. The hard buffer limit applies at enqueue
+//! first (tail drop, before an `arrival` check); `limit = "inf"` is allowed.
 
 use crate::fifo::{Backlog, Fifo, Limit};
 use crate::packet::Packet;
-use crate::time::{Duration, Time};
-use crate::{DropReason, Effects, ParamError, QueueDisc, Verdict};
+use crate::time::{backlog_drain_time, transmission_time, Duration, Time};
+use crate::{DropReason, Effects, LinkInfo, ParamError, QueueDisc, Verdict};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TedMode {
@@ -40,10 +56,34 @@ pub enum TedMode {
     Ebd,
 }
 
+/// Where a packet's wait is compared with its deadline or budget (see the
+/// module documentation for the wait each one measures).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TedCheck {
+    /// At dequeue: the sojourn so far.
+    #[default]
+    Head,
+    /// At dequeue: the sojourn plus the packet's own transmission time.
+    Departure,
+    /// At enqueue: the backlog ahead's transmission time.
+    Arrival,
+}
+
+impl TedCheck {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TedCheck::Head => "head",
+            TedCheck::Departure => "departure",
+            TedCheck::Arrival => "arrival",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct TedParams {
     pub limit: Limit,
     pub mode: TedMode,
+    pub check: TedCheck,
     /// Deadline by traffic class index (`Packet::class`); `None` for a class
     /// without one.
     pub class_deadlines: Vec<Option<Duration>>,
@@ -68,6 +108,16 @@ impl TedParams {
             .flatten()
             .or(self.default_deadline)
     }
+
+    /// What bounds `pkt`'s wait at this queue: its deadline (lbd) or the
+    /// budget it carries (ebd), `None` for nothing.
+    #[inline]
+    fn bound(&self, pkt: &Packet) -> Option<Duration> {
+        match self.mode {
+            TedMode::Lbd => self.deadline(pkt),
+            TedMode::Ebd => (pkt.ted_budget != Duration::MAX).then_some(pkt.ted_budget),
+        }
+    }
 }
 
 /// What happens to the packet at the head: sent with its (new) budget, or
@@ -78,8 +128,8 @@ pub enum TedAction {
     Expire,
 }
 
-/// The decision at the head of the queue for a packet that waited
-/// `sojourn`, given its deadline (lbd) or budget (ebd), `None` for none.
+/// The decision for a packet whose wait is `sojourn` (measured where
+/// `check` says), given its deadline (lbd) or budget (ebd), `None` for none.
 #[inline]
 pub fn ted_decide(mode: TedMode, limit: Option<Duration>, budget: Duration, sojourn: Duration) -> TedAction {
     match (mode, limit) {
@@ -103,15 +153,27 @@ pub struct TedState {
 pub struct Ted {
     params: TedParams,
     state: TedState,
+    /// The link's rate, for the `departure` and `arrival` checks.
+    rate_bps: u64,
     fifo: Fifo,
 }
 
 impl Ted {
-    pub fn new(params: TedParams) -> Result<Ted, ParamError> {
+    pub fn new(params: TedParams, link: LinkInfo) -> Result<Ted, ParamError> {
         params.validate()?;
+        if params.check != TedCheck::Head && link.rate_bps == 0 {
+            return Err(ParamError::new(
+                "check",
+                format!(
+                    "\"{}\" needs the link's rate to compute transmission times (got a rate of 0)",
+                    params.check.as_str()
+                ),
+            ));
+        }
         Ok(Ted {
             params,
             state: TedState::default(),
+            rate_bps: link.rate_bps,
             fifo: Fifo::new(),
         })
     }
@@ -136,6 +198,15 @@ impl QueueDisc for Ted {
                 pkt.ted_budget = d;
             }
         }
+        if self.params.check == TedCheck::Arrival {
+            // Predicted wait: the backlog ahead, serialised at the link rate.
+            let wait = backlog_drain_time(self.fifo.backlog().bytes, self.rate_bps);
+            let bound = self.params.bound(&pkt);
+            if ted_decide(self.params.mode, bound, pkt.ted_budget, wait) == TedAction::Expire {
+                self.state.expired += 1;
+                return Verdict::Dropped(DropReason::Expired);
+            }
+        }
         self.fifo.push_back(pkt);
         Verdict::Enqueued
     }
@@ -143,16 +214,19 @@ impl QueueDisc for Ted {
     #[inline]
     fn dequeue(&mut self, now: Time, fx: &mut Effects) -> Option<Packet> {
         while let Some(mut pkt) = self.fifo.pop_front() {
-            let limit = match self.params.mode {
-                TedMode::Lbd => self.params.deadline(&pkt),
-                TedMode::Ebd => (pkt.ted_budget != Duration::MAX).then_some(pkt.ted_budget),
+            let sojourn = now.saturating_since(pkt.enqueued_at);
+            let wait = match self.params.check {
+                TedCheck::Head => sojourn,
+                TedCheck::Departure => sojourn + transmission_time(pkt.size_bytes, self.rate_bps),
+                TedCheck::Arrival => {
+                    // Checked at enqueue; an ebd budget is spent, down to zero.
+                    if self.params.mode == TedMode::Ebd && pkt.ted_budget != Duration::MAX {
+                        pkt.ted_budget = Duration(pkt.ted_budget.0.saturating_sub(sojourn.0));
+                    }
+                    return Some(pkt);
+                }
             };
-            match ted_decide(
-                self.params.mode,
-                limit,
-                pkt.ted_budget,
-                now.saturating_since(pkt.enqueued_at),
-            ) {
+            match ted_decide(self.params.mode, self.params.bound(&pkt), pkt.ted_budget, wait) {
                 TedAction::Send { budget } => {
                     pkt.ted_budget = budget;
                     return Some(pkt);
@@ -184,17 +258,58 @@ mod test {
     // Constants
 
     const MS: u64 = 1_000_000;
+    /// 8 Mb/s: a 1000-byte packet takes exactly 1 ms to transmit.
+    const LINK: LinkInfo = LinkInfo {
+        rate_bps: 8_000_000,
+        mtu_bytes: 1500,
+    };
 
     // Helpers
 
     fn ted(mode: TedMode, class_deadlines: Vec<Option<Duration>>, default_deadline: Option<Duration>) -> Ted {
-        Ted::new(TedParams {
-            limit: Limit::Unlimited,
-            mode,
-            class_deadlines,
-            default_deadline,
-        })
+        Ted::new(
+            TedParams {
+                limit: Limit::Unlimited,
+                mode,
+                check: TedCheck::Head,
+                class_deadlines,
+                default_deadline,
+            },
+            LINK,
+        )
         .unwrap()
+    }
+
+    /// A queue checking at `check` with a default deadline of 2 ms.
+    fn ted_2ms(mode: TedMode, check: TedCheck) -> Ted {
+        Ted::new(
+            TedParams {
+                limit: Limit::Unlimited,
+                mode,
+                check,
+                class_deadlines: vec![],
+                default_deadline: Some(Duration::from_millis(2)),
+            },
+            LINK,
+        )
+        .unwrap()
+    }
+
+    /// A 1000-byte packet (1 ms on `LINK`) arriving at `at_ms`.
+    fn kb(id: u64, at_ms: u64) -> Packet {
+        Packet {
+            size_bytes: 1000,
+            ..pkt(id, 0, at_ms)
+        }
+    }
+
+    /// Packets 1, 2 and 3 at 0 ms and 4 at 1 ms; the link dequeues at 0, 1,
+    /// 2 and 3 ms, as it does when busy with 1 ms packets.
+    fn four_then_drain(q: &mut Ted) -> Vec<Step> {
+        for p in [kb(1, 0), kb(2, 0), kb(3, 0), kb(4, 1)] {
+            offer(q, p);
+        }
+        (0..4).map(|t| take(q, t)).collect()
     }
 
     fn pkt(id: u64, class: u8, at_ms: u64) -> Packet {
@@ -207,13 +322,23 @@ mod test {
         }
     }
 
-    #[track_caller]
-    fn offer(q: &mut Ted, p: Packet) {
-        assert_eq!(q.enqueue(p, p.enqueued_at, &mut Effects::default()), Verdict::Enqueued);
+    fn arrive(q: &mut Ted, p: Packet) -> Verdict {
+        let mut fx = Effects::default();
+        let v = q.enqueue(p, p.enqueued_at, &mut fx);
+        assert!(fx.discards.is_empty());
+        v
     }
 
-    /// Dequeues at `now_ms`: the packet sent (id, budget in ms) and the ids expired.
-    fn take(q: &mut Ted, now_ms: u64) -> (Option<(u64, Option<u64>)>, Vec<u64>) {
+    #[track_caller]
+    fn offer(q: &mut Ted, p: Packet) {
+        assert_eq!(arrive(q, p), Verdict::Enqueued);
+    }
+
+    /// What a dequeue did: the packet sent (id, budget in ms) and the ids expired.
+    type Step = (Option<(u64, Option<u64>)>, Vec<u64>);
+
+    /// Dequeues at `now_ms`.
+    fn take(q: &mut Ted, now_ms: u64) -> Step {
         let mut fx = Effects::default();
         let sent = q
             .dequeue(Time(now_ms * MS), &mut fx)
@@ -305,12 +430,16 @@ mod test {
 
     #[test]
     fn test_limit_still_applies() {
-        let mut q = Ted::new(TedParams {
-            limit: Limit::Packets(1),
-            mode: TedMode::Lbd,
-            class_deadlines: vec![],
-            default_deadline: None,
-        })
+        let mut q = Ted::new(
+            TedParams {
+                limit: Limit::Packets(1),
+                mode: TedMode::Lbd,
+                check: TedCheck::Head,
+                class_deadlines: vec![],
+                default_deadline: None,
+            },
+            LINK,
+        )
         .unwrap();
         offer(&mut q, pkt(1, 0, 0));
         assert_eq!(
@@ -319,29 +448,188 @@ mod test {
         );
     }
 
+    #[test]
+    fn test_lbd_head_check_sends_a_packet_leaving_at_its_deadline() {
+        // Deadline 2 ms. Sojourns at dequeue: 1: 0, 2: 1, 3: 2 (= 2, sent),
+        // 4: 3 - 1 = 2 (sent).
+        let mut q = ted_2ms(TedMode::Lbd, TedCheck::Head);
+        assert_eq!(
+            four_then_drain(&mut q),
+            [
+                (Some((1, None)), vec![]),
+                (Some((2, None)), vec![]),
+                (Some((3, None)), vec![]),
+                (Some((4, None)), vec![]),
+            ]
+        );
+        assert_eq!(q.state().expired, 0);
+    }
+
+    #[test]
+    fn test_lbd_departure_check_discards_a_packet_that_would_finish_late() {
+        // The same trace; sojourn + 1 ms of transmission: 1: 0 + 1, 2: 1 + 1
+        // (= 2, sent, it finishes at exactly 2 ms), 3: 2 + 1 = 3 > 2
+        // (discarded, though head sends it), then 4 in the same call:
+        // 1 + 1 = 2 (sent). Nothing is left for 3 ms.
+        let mut q = ted_2ms(TedMode::Lbd, TedCheck::Departure);
+        assert_eq!(
+            four_then_drain(&mut q),
+            [
+                (Some((1, None)), vec![]),
+                (Some((2, None)), vec![]),
+                (Some((4, None)), vec![3]),
+                (None, vec![]),
+            ]
+        );
+        assert_eq!(q.state().expired, 1);
+    }
+
+    #[test]
+    fn test_lbd_arrival_check_drops_behind_three_queued_packets() {
+        // Deadline 2 ms; predicted wait = bytes queued / 1000 B per ms.
+        let mut q = ted_2ms(TedMode::Lbd, TedCheck::Arrival);
+        offer(&mut q, kb(1, 0)); // 0 B ahead: 0 ms
+        offer(&mut q, kb(2, 0)); // 1000 B: 1 ms
+        offer(&mut q, kb(3, 0)); // 2000 B: 2 ms, not more than 2
+        assert_eq!(arrive(&mut q, kb(4, 0)), Verdict::Dropped(DropReason::Expired)); // 3 ms > 2
+        assert_eq!(q.state().expired, 1);
+        assert_eq!(q.backlog().bytes, 3000);
+        // 1 leaves (the queue no longer holds it): 5 sees 2000 B ahead, 2 ms,
+        // and is queued although it will wait 3 ms (1, 2, 3 before it).
+        assert_eq!(take(&mut q, 0), (Some((1, None)), vec![]));
+        offer(&mut q, kb(5, 0));
+        // Nothing is discarded at dequeue, however late.
+        assert_eq!(take(&mut q, 1), (Some((2, None)), vec![]));
+        assert_eq!(take(&mut q, 2), (Some((3, None)), vec![]));
+        assert_eq!(take(&mut q, 3), (Some((5, None)), vec![]));
+        assert_eq!(q.state().expired, 1);
+    }
+
+    #[test]
+    fn test_ebd_head_check_spends_the_sojourn() {
+        // Budget 2 ms (the queue's deadline); left: 1: 2 - 0, 2: 2 - 1,
+        // 3: 2 - 2, 4: 2 - (3 - 1).
+        let mut q = ted_2ms(TedMode::Ebd, TedCheck::Head);
+        assert_eq!(
+            four_then_drain(&mut q),
+            [
+                (Some((1, Some(2))), vec![]),
+                (Some((2, Some(1))), vec![]),
+                (Some((3, Some(0))), vec![]),
+                (Some((4, Some(0))), vec![]),
+            ]
+        );
+    }
+
+    #[test]
+    fn test_ebd_departure_check_spends_sojourn_and_transmission() {
+        // Left: 1: 2 - (0 + 1), 2: 2 - (1 + 1); 3: 2 + 1 = 3 > 2 discarded;
+        // 4: 2 - (1 + 1).
+        let mut q = ted_2ms(TedMode::Ebd, TedCheck::Departure);
+        assert_eq!(
+            four_then_drain(&mut q),
+            [
+                (Some((1, Some(1))), vec![]),
+                (Some((2, Some(0))), vec![]),
+                (Some((4, Some(0))), vec![3]),
+                (None, vec![]),
+            ]
+        );
+        assert_eq!(q.state().expired, 1);
+    }
+
+    #[test]
+    fn test_ebd_arrival_check_compares_the_carried_budget() {
+        // Budget 2 ms from this queue; 4 sees 3000 B ahead, 3 ms > 2.
+        let mut q = ted_2ms(TedMode::Ebd, TedCheck::Arrival);
+        offer(&mut q, kb(1, 0));
+        offer(&mut q, kb(2, 0));
+        offer(&mut q, kb(3, 0));
+        assert_eq!(arrive(&mut q, kb(4, 0)), Verdict::Dropped(DropReason::Expired));
+        // A packet carrying 1 ms from upstream sees 2000 B ahead (after 1
+        // leaves): 2 ms > 1, dropped; the queue's 2 ms deadline is not used.
+        assert_eq!(take(&mut q, 0), (Some((1, Some(2))), vec![]));
+        assert_eq!(
+            arrive(
+                &mut q,
+                Packet {
+                    ted_budget: Duration::from_millis(1),
+                    ..kb(5, 0)
+                }
+            ),
+            Verdict::Dropped(DropReason::Expired)
+        );
+        assert_eq!(q.state().expired, 2);
+        // Dequeue spends the actual sojourn: 2: 2 - 1; 3 waited 3 ms, more
+        // than its 2, and is sent with nothing left.
+        assert_eq!(take(&mut q, 1), (Some((2, Some(1))), vec![]));
+        assert_eq!(take(&mut q, 3), (Some((3, Some(0))), vec![]));
+    }
+
+    #[test]
+    fn test_check_other_than_head_needs_a_link_rate() {
+        let params = TedParams {
+            check: TedCheck::Departure,
+            ..ted_2ms(TedMode::Lbd, TedCheck::Head).params().clone()
+        };
+        let no_rate = LinkInfo { rate_bps: 0, ..LINK };
+        let e = Ted::new(params.clone(), no_rate).unwrap_err();
+        assert_eq!(e.param, "check");
+        assert!(e.message.contains("\"departure\" needs the link's rate"), "{e}");
+        let head = TedParams {
+            check: TedCheck::Head,
+            ..params
+        };
+        assert!(Ted::new(head, no_rate).is_ok());
+    }
+
     proptest! {
         #[test]
         fn prop_conservation_and_no_late_departure(
             ops in prop::collection::vec((any::<bool>(), 0u64..5), 1..200),
             deadline_ms in 1u64..6,
+            check in prop::sample::select(vec![TedCheck::Head, TedCheck::Departure, TedCheck::Arrival]),
         ) {
             let d = Duration::from_millis(deadline_ms);
-            let mut q = ted(TedMode::Lbd, vec![Some(d)], None);
+            let mut q = Ted::new(
+                TedParams { check, ..ted(TedMode::Lbd, vec![Some(d)], None).params().clone() },
+                LINK,
+            )
+            .unwrap();
+            // 100 B at 8 Mb/s: 100 us of transmission.
+            let tx = Duration::from_micros(100);
             let (mut now, mut offered, mut sent, mut expired) = (0u64, 0u64, 0u64, 0u64);
             for (i, (arrive, step_ms)) in ops.into_iter().enumerate() {
                 now += step_ms * MS;
                 if arrive {
-                    offer(&mut q, Packet { id: i as u64, size_bytes: 100, enqueued_at: Time(now), ..Packet::default() });
+                    let p = Packet { id: i as u64, size_bytes: 100, enqueued_at: Time(now), ..Packet::default() };
+                    match q.enqueue(p, Time(now), &mut Effects::default()) {
+                        Verdict::Enqueued => {}
+                        v => {
+                            prop_assert_eq!(check, TedCheck::Arrival);
+                            prop_assert_eq!(v, Verdict::Dropped(DropReason::Expired));
+                            expired += 1;
+                        }
+                    }
                     offered += 1;
                 } else {
                     let mut fx = Effects::default();
                     if let Some(p) = q.dequeue(Time(now), &mut fx) {
-                        prop_assert!(Time(now).saturating_since(p.enqueued_at) <= d);
+                        let sojourn = Time(now).saturating_since(p.enqueued_at);
+                        match check {
+                            TedCheck::Head => prop_assert!(sojourn <= d),
+                            TedCheck::Departure => prop_assert!(sojourn + tx <= d),
+                            TedCheck::Arrival => {}
+                        }
                         sent += 1;
+                    }
+                    if check == TedCheck::Arrival {
+                        prop_assert!(fx.discards.is_empty());
                     }
                     expired += fx.discards.len() as u64;
                 }
             }
+            prop_assert_eq!(q.state().expired, expired);
             prop_assert_eq!(offered, sent + expired + q.backlog().pkts as u64);
             prop_assert_eq!(q.backlog().bytes, 100 * q.backlog().pkts as u64);
         }

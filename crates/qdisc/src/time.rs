@@ -116,9 +116,16 @@ impl fmt::Display for Time {
 /// Time to serialise `size_bytes` on a link of `rate_bps`, rounded up to the
 /// next nanosecond so that a link never transmits faster than its rate.
 pub fn transmission_time(size_bytes: u32, rate_bps: u64) -> Duration {
-    let bits = size_bytes as u128 * 8;
+    backlog_drain_time(size_bytes as u64, rate_bps)
+}
+
+/// Time to serialise `bytes` (a whole backlog) on a link of `rate_bps`,
+/// rounded up as [`transmission_time`] is; `Duration::MAX` if it does not
+/// fit in 584 years.
+pub fn backlog_drain_time(bytes: u64, rate_bps: u64) -> Duration {
+    let bits = bytes as u128 * 8;
     let ns = (bits * NANOS_PER_SEC as u128).div_ceil(rate_bps as u128);
-    Duration(ns as u64)
+    Duration(u64::try_from(ns).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]

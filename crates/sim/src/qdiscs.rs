@@ -10,7 +10,7 @@ use aqmlab_qdisc::{
     Adapt, AnyQdisc, AredParams, AredUpdate, AvgOf, Bernoulli, BernoulliParams, Blue, BlueParams, Codel, CodelParams,
     DelayEstimator, DropSpacing, DropTail, DropTailParams, DropWhere, Duration, DynThresholds, EcnAboveMaxTh,
     FengParams, FqCodel, FqCodelParams, GentleSlope, IdleDecay, Limit, LinkInfo, ParamError, Pie, PieParams, QueueUnit,
-    Red, RedParams, RedTail, RedTailParams, Sfb, SfbParams, Ted, TedMode, TedParams, Threshold, Weight,
+    Red, RedParams, RedTail, RedTailParams, Sfb, SfbParams, Ted, TedCheck, TedMode, TedParams, Threshold, Weight,
 };
 use serde_json::{json, Map, Value};
 
@@ -61,6 +61,7 @@ pub struct RedTailSpec {
 pub struct TedSpec {
     pub limit: Limit,
     pub mode: TedMode,
+    pub check: TedCheck,
     pub deadlines: Vec<(String, Duration)>,
     pub default_deadline: Option<Duration>,
 }
@@ -141,15 +142,19 @@ impl QdiscSpec {
                 AnyQdisc::RedTail(Box::new(RedTail::new(p, link, seed)?))
             }
             QdiscSpec::Sfb(p) => AnyQdisc::Sfb(Box::new(Sfb::new(*p, seed)?)),
-            QdiscSpec::Ted(s) => AnyQdisc::Ted(Ted::new(TedParams {
-                limit: s.limit,
-                mode: s.mode,
-                class_deadlines: classes
-                    .iter()
-                    .map(|c| s.deadlines.iter().find(|(n, _)| n == c).map(|(_, d)| *d))
-                    .collect(),
-                default_deadline: s.default_deadline,
-            })?),
+            QdiscSpec::Ted(s) => AnyQdisc::Ted(Ted::new(
+                TedParams {
+                    limit: s.limit,
+                    mode: s.mode,
+                    check: s.check,
+                    class_deadlines: classes
+                        .iter()
+                        .map(|c| s.deadlines.iter().find(|(n, _)| n == c).map(|(_, d)| *d))
+                        .collect(),
+                    default_deadline: s.default_deadline,
+                },
+                link,
+            )?),
         })
     }
 }
@@ -212,6 +217,11 @@ fn parse_ted(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<QdiscSp
         Some("ebd") => TedMode::Ebd,
         _ => TedMode::Lbd,
     };
+    let check = match t.opt(cx, "check", |v| parse_choice(v, &["head", "departure", "arrival"])) {
+        Some("departure") => TedCheck::Departure,
+        Some("arrival") => TedCheck::Arrival,
+        _ => TedCheck::Head,
+    };
     let deadlines = match t.raw("deadlines") {
         None => Vec::new(),
         Some(dv) => {
@@ -231,6 +241,7 @@ fn parse_ted(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<QdiscSp
     Some(QdiscSpec::Ted(TedSpec {
         limit: limit?,
         mode,
+        check,
         deadlines,
         default_deadline,
     }))
@@ -645,7 +656,7 @@ pub fn describe(q: &AnyQdisc, classes: &[String]) -> Value {
                 .collect();
             json!({
                 "kind": "ted", "limit": limit_value(p.limit),
-                "mode": if p.mode == TedMode::Ebd { "ebd" } else { "lbd" },
+                "mode": if p.mode == TedMode::Ebd { "ebd" } else { "lbd" }, "check": p.check.as_str(),
                 "deadlines_s": deadlines, "default_deadline_s": p.default_deadline.map(secs),
             })
         }

@@ -1905,6 +1905,35 @@ mod test {
     }
 
     #[test]
+    fn test_ted_check_defaults_to_head_and_names_the_allowed_values() {
+        let check = |extra: Value| {
+            let mut v = dumbbell();
+            v["topology"]["qdisc"] = json!({ "kind": "ted", "limit": "inf", "default_deadline": "5ms" });
+            for (k, x) in extra.as_object().unwrap() {
+                v["topology"]["qdisc"][k] = x.clone();
+            }
+            Scenario::from_value(&v).map(|sc| match &sc.net.links[0].qdisc {
+                QdiscSpec::Ted(t) => t.check,
+                _ => unreachable!("a TED bottleneck"),
+            })
+        };
+        use aqmlab_qdisc::TedCheck::*;
+        assert_eq!(check(json!({})).unwrap(), Head);
+        assert_eq!(check(json!({ "check": "head" })).unwrap(), Head);
+        assert_eq!(check(json!({ "check": "departure" })).unwrap(), Departure);
+        assert_eq!(check(json!({ "check": "arrival" })).unwrap(), Arrival);
+        let e = check(json!({ "check": "dequeue" })).unwrap_err();
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].path, "topology.qdisc.check");
+        assert!(
+            e[0].message.contains("\"dequeue\" is not allowed")
+                && e[0].message.contains("\"head\", \"departure\", \"arrival\""),
+            "{}",
+            e[0].message
+        );
+    }
+
+    #[test]
     fn test_endpoint_pairs_checked_over_their_whole_period() {
         // src [a, b] and dst [c, d, b] repeat every 6 flows; flow 5 is b -> b.
         let v = json!({

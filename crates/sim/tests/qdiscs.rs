@@ -80,6 +80,33 @@ fn test_ted_ebd_budget_bounds_the_sum_of_queueing_delays() {
     assert!(lbd <= 0.016 + 1e-9);
 }
 
+#[test]
+fn test_ted_check_bounds_the_wait_it_measures() {
+    // The run of test_ted_lbd_never_sends_late_and_only_expires (1000 B
+    // packets, 0.8 ms each at 10 Mb/s; deadline 5 ms) with each check:
+    // `departure` sends nothing that waited over 5 - 0.8 ms; `arrival` drops
+    // at arrival what would wait over 5 ms behind the queued packets, and
+    // may wait up to one packet in transmission longer. Every drop is an
+    // expiry, counted as such, and the loss rate stays 1/6.
+    let wait_max = |check: &str| {
+        let q = json!({ "kind": "ted", "limit": "inf", "deadlines": { "realtime": "5ms" }, "check": check });
+        let out = run(&scenario(&line(&[("10Mbps", q)], "12Mbps", None)), 1);
+        let q = &out.summary["queues"]["q0"];
+        assert_eq!(q["qdisc"]["check"], check);
+        assert!(q["drops"].as_u64().unwrap() > 0);
+        assert_eq!(q["drops_expired"], q["drops"]);
+        let loss = q["loss_rate"].as_f64().unwrap();
+        assert!((loss - 1.0 / 6.0).abs() < 0.002, "{check}: loss {loss}");
+        q["qdelay_max_s"].as_f64().unwrap()
+    };
+    let head = wait_max("head");
+    assert!(head <= 0.005 && head > 0.0042, "head {head}");
+    let departure = wait_max("departure");
+    assert!(departure <= 0.0042 + 1e-12, "departure {departure}");
+    let arrival = wait_max("arrival");
+    assert!(arrival <= 0.0058 + 1e-12, "arrival {arrival}");
+}
+
 /// The RFC 8033 update, written again here from the RFC's description as an
 /// independent check: the drop probability after an update, from the one
 /// before, the queueing delay now and at the previous update.
