@@ -113,7 +113,10 @@ proc aq_read_trace {} {
                 if {$in} {
                     incr st($q,drops_$ev)
                     incr st($q,$cls,drops)
-                    incr st(fid,$fid,drops)
+                    # A flow's drops are of what it sent, as aqmlab counts
+                    # them: its ACKs are not (a web request's ACKs share
+                    # the queue with the responses).
+                    if {$type ne "ack"} { incr st(fid,$fid,drops) }
                 }
             }
         }
