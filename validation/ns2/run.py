@@ -142,12 +142,15 @@ def main() -> int:
         print(f"{name}: done in {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
     elapsed = time.monotonic() - t_start
     rows, short, csv_rows, failed = [], [], [], []
+    versions: dict[str, int] = {}  # the aqmlab engine each stored case ran, and how many cases
     for case in suite:
         name, kind = case["name"], case.get("kind", "statistical")
         path = args.out / f"{name}.json"
         if not path.exists():
             continue
         stored = json.loads(path.read_text())
+        first = stored["aqmlab"] if kind == "lockstep" else stored["aqmlab"][0]
+        versions[first.get("engine_version", "?")] = versions.get(first.get("engine_version", "?"), 0) + 1
         if kind == "lockstep":
             res = check_lockstep(stored["aqmlab"], stored["ns2"])
             ok = res["ok"]
@@ -197,7 +200,10 @@ def main() -> int:
     md = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, what, reps, cells, verdict in rows:
         md.append(f"| `{name}`: {what} | {reps} | " + " | ".join(cells) + f" | {verdict} |")
-    footer = f"aqmlab {aqmlab.ENGINE_VERSION} against ns-2.35, {len(rows)} cases, {len(failed)} failed."
+    # A case keeps the result of the engine it last ran on: the footer says
+    # which, so a table of mixed versions does not pass for one version's.
+    ran = ", ".join(f"{v} ({n} cases)" if len(versions) > 1 else v for v, n in sorted(versions.items()))
+    footer = f"aqmlab {ran} against ns-2.35, {len(rows)} cases, {len(failed)} failed."
     if not args.render:
         footer += f" {elapsed / 60:.0f} min."
     (args.out / "agreement.md").write_text("\n".join(md) + "\n\n" + footer + "\n")
