@@ -15,7 +15,10 @@ import pytest
 from aqmlab import models
 from aqmlab.studies import reproduce
 
-SCHEMES = ["DropTail finite", "DropTail infinite", "TED S1", "TED S2", "TED S3", "TED S3 1ACK", "TED S3 TDTO"]
+SCHEMES = ["DropTail finite", "DropTail infinite", "TED S1", "TED S2", "TED S3", "DropTail finite 1ACK", "TED S3 1ACK",
+           "TED S3 TDTO"]
+# The paper's numbering: by decreasing round trip, three per class.
+RTT_MS = {f"C{i}": r for i, r in enumerate([16] * 3 + [12] * 3 + [7] * 3 + [4] * 3, start=1)}
 CONNECTIONS = [f"C{i}" for i in range(1, 13)]
 UNCONGESTED = {"C7", "C11", "C12"}
 RATE_UNITS = {"Gbps": 1e9, "Mbps": 1e6, "kbps": 1e3, "bps": 1.0}
@@ -53,9 +56,10 @@ def csv(out, name):
 
 def test_report_and_files_exist(out):
     assert (out / "report.html").stat().st_size > 0
-    for name in ["flows", "goodput", "fairness", "bottleneck", "e2_uncongested", "e3", "e3_rto"]:
+    for name in ["flows", "goodput", "fairness", "bottleneck", "e2_uncongested", "e3", "e3_rto", "table1_qmax",
+                 "e4_sensitivity", "claims"]:
         assert (out / f"{name}.csv").exists(), name
-    for fig in ["e1_normalised_goodput", "e1_jain", "e2_uncongested", "e3_goodput", "e3_rto"]:
+    for fig in ["e1_normalised_goodput", "e1_jain", "e2_uncongested", "e3_goodput", "e3_rto", "e4_sensitivity"]:
         assert (out / f"{fig}.png").exists() and (out / f"{fig}.svg").exists(), fig
     page = (out / "report.html").read_text()
     assert "SMOKE scale" in page and "95%" in page
@@ -71,9 +75,12 @@ def test_columns_and_row_labels(out):
     for s in SCHEMES:
         assert list(g.loc[g["scheme"] == s, "connection"]) == CONNECTIONS
     f = csv(out, "fairness")
-    assert list(f.columns) == ["scheme", "jain", "ci95_low", "ci95_high", "n"]
+    assert list(f.columns) == ["scheme", "paper_jain", "jain", "ci95_low", "ci95_high", "n"]
     assert list(f["scheme"]) == SCHEMES
-    assert list(csv(out, "e3")["scheme"]) == ["DropTail finite", "TED S3", "TED S3 1ACK", "TED S3 TDTO"]
+    # The paper's Tables III and IV.
+    assert list(f["paper_jain"]) == [0.759, 0.84, 0.963, 0.985, 0.991, 0.759, 0.997, 0.997]
+    assert list(csv(out, "e3")["scheme"]) == ["DropTail finite", "DropTail finite 1ACK", "DropTail infinite", "TED S3",
+                                              "TED S3 1ACK", "TED S3 TDTO"]
     e2 = csv(out, "e2_uncongested")
     assert set(e2["connection"]) == UNCONGESTED and list(dict.fromkeys(e2["scheme"])) == SCHEMES
     b = csv(out, "bottleneck")
@@ -84,6 +91,7 @@ def test_columns_and_row_labels(out):
 def test_values_in_range(out):
     fl = csv(out, "flows")
     assert (fl["goodput_bps"] >= 0).all() and (fl["goodput_bps"] <= 1e9).all()
+    assert dict(zip(fl["connection"], fl["rtt_ms"])) == RTT_MS
     on_c = fl[fl["crosses_C"]]
     # Nine connections share C: together they cannot deliver more than 300 Mb/s of payload.
     assert (on_c.groupby(["scheme", "replication"])["goodput_bps"].sum() <= 300e6).all()
@@ -152,9 +160,9 @@ def test_jain_recomputed_from_flows(out):
 
 
 def test_rto_trace(out):
-    """Under TDTO, C1 (4 ms, crossing only C) has a fixed RTO of its round
+    """Under TDTO, C10 (4 ms, crossing only C) has a fixed RTO of its round
     trip plus the transmission of a 1500 B packet and a 40 B ACK on each link
-    both ways plus its 120 us deadline at C, doubled on repeated timeouts;
+    both ways plus its 120 us budget once (ebd), doubled on repeated timeouts;
     ns-2's estimate never goes below its 200 ms minimum."""
     rto = csv(out, "e3_rto")
     tdto = rto.loc[rto["scheme"] == "TED S3 TDTO", "rto_s"]
@@ -167,3 +175,49 @@ def test_rto_trace(out):
     dt = rto.loc[(rto["scheme"] == "DropTail finite") & (rto["time_s"] > 0.5), "rto_s"]
     assert len(dt) > 0 and (dt >= 0.2 - 1e-12).all()
     assert math.isfinite(tdto.max())
+
+
+def test_e1_uses_ebd_and_the_papers_deadlines(e1):
+    """TED runs in ebd mode (the paper's simulations) with Table II's
+    deadlines, by class in decreasing round trip (16, 12, 7, 4 ms)."""
+    sweep = e1["sweep"]
+    labels = sweep["topology.links[2].qdisc"]["labels"]
+    for i, label in enumerate(labels):
+        if label.startswith("TED"):
+            assert sweep["topology.links[2].qdisc"]["values"][i]["mode"] == "ebd"
+    got = {label: [time_s(sweep[f"traffic[{k}].ted_deadline"]["values"][i]) * 1e6 for k in range(4)]
+           for i, label in enumerate(labels) if label.startswith("TED")}
+    assert got == {"TED S1": pytest.approx([1000, 625, 500, 120]), "TED S2": pytest.approx([900, 600, 550, 120]),
+                   "TED S3": pytest.approx([900, 750, 650, 120])}
+    groups = e1["scenario"]["traffic"]
+    assert [g["name"] for g in groups] == ["rtt16ms", "rtt12ms", "rtt7ms", "rtt4ms"]
+
+
+def test_e4_changes_one_thing_at_a_time(out):
+    """Every e4 point is the default with one change: spot-check the
+    window, the link rate (and so Q_max at C) and the deadline mode."""
+    e4 = tomllib.loads((out / "experiments" / "e4-sensitivity.toml").read_text())
+    topo, traffic = e4["sweep"]["topology"], e4["sweep"]["traffic"]
+    assert topo["labels"] == traffic["labels"]
+    point = {label: (t, tr) for label, t, tr in zip(topo["labels"], topo["values"], traffic["values"])}
+    default_t, default_tr = point["default: TED S3"]
+    assert point["window 20: TED S3"][0] == default_t
+    assert {g["tcp"]["rwnd"] for g in point["window 20: TED S3"][1]} == {"20pkt"}
+    fast_t = point["links 10 Gb/s: DropTail finite"][0]
+    # R2's inputs: link B and four hosts, all at 10 Gb/s: 1 ms x 50 Gb/s / 8.
+    assert fast_t["links"][2]["qdisc"] == {"kind": "droptail", "limit": "6250000B"}
+    assert point["lbd: TED S3"][0]["links"][2]["qdisc"]["mode"] == "lbd"
+    assert point["lbd: TED S3"][1] == default_tr
+    assert not any(label.startswith("lbd: DropTail") for label in topo["labels"])
+    table = csv(out, "e4_sensitivity")
+    assert len(table) == len(topo["labels"])
+    assert ((table["jain"] >= 1 / 9 - 1e-9) & (table["jain"] <= 1 + 1e-9)).all()
+
+
+def test_claims_and_table_i(out):
+    claims = csv(out, "claims")
+    assert set(claims["verdict"]) <= {"reproduced", "not reproduced", "inconclusive"}
+    assert len(claims) >= 12
+    t1 = csv(out, "table1_qmax").set_index("deadline_ms")
+    # (J - 1) D C: 1 ms at 8 ports of 10 Gb/s is 7 x 1.25 MB.
+    assert t1.loc[1.0, "ports_8_MB"] == pytest.approx(8.75)
