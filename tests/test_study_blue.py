@@ -41,7 +41,7 @@ def runs(out):
 
 def test_report_and_every_file_exist(out):
     assert (out / "report.html").stat().st_size > 0
-    for name in ("d1", "d3_onoff", "d2", "d3_ramp"):
+    for name in ("d1", "d3_onoff", "d2", "d3_ramp", "d4_testbed", "claims"):
         assert (out / f"{name}.csv").exists()
     for fig in ("d1_loss_rate", "d1_utilization", "d3_onoff_loss_rate", "d3_onoff_utilization", "d2_series",
                 "d3_ramp_series"):
@@ -101,6 +101,8 @@ def test_rendered_configurations_are_the_papers(out):
                     assert (q["d1"], q["d2"]) == (d1, d2)
                 else:
                     assert q["kind"] == "red" and q["max_p"] == 1.0 and q["w_q"] == PAPER_RED_W_Q[label]
+                    # The paper's RED marks deterministically above max_th.
+                    assert q["ecn_above_max_th"] == "mark"
                     assert q["min_th"] == f"{b // 5}pkt" and q["max_th"] == f"{4 * b // 5}pkt"
 
 
@@ -131,3 +133,31 @@ def test_loss_rate_is_drops_over_arrivals(out, runs):
                 ratios.append(q["drops"] / q["arrivals"])
         assert len(ratios) == SMOKE["replications"]
         assert row.loss_rate == pytest.approx(math.fsum(ratios) / len(ratios), rel=1e-5)
+
+
+def test_testbed_is_the_papers(out):
+    """Section 3.5: 10 Mb/s, a 50 KB queue, RED 10 KB / 40 KB / max_p 1 /
+    w_q 0.002, BLUE d1 0.01, d2 0.001, freeze_time 50 ms."""
+    exp = tomllib.loads((out / "experiments" / "d4-testbed.toml").read_text())
+    assert exp["scenario"]["topology"]["bottleneck"]["rate"] == "10Mbps"
+    red, blue = exp["sweep"]["topology.qdisc"]["values"]
+    assert (red["kind"], red["limit"], red["min_th"], red["max_th"], red["max_p"], red["w_q"]) == \
+        ("red", "50000B", "10000B", "40000B", 1.0, 0.002)
+    assert (blue["kind"], blue["limit"], blue["d1"], blue["d2"], blue["freeze_time"]) == \
+        ("blue", "50000B", 0.01, 0.001, "50ms")
+    df = pd.read_csv(out / "d4_testbed.csv")
+    assert sorted(df["scheme"].unique()) == ["BLUE", "RED"]
+    assert set(df["connections"]) == set(SMOKE["testbed"]["connections"])
+    # Goodput of 1460 B payloads in 1500 B packets cannot exceed 10 Mb/s x
+    # 1460 / 1500, plus what arrived out of order before the window and was
+    # released in order inside it (at most a 50 KB buffer's worth).
+    window = SMOKE["testbed"]["duration_s"] - SMOKE["testbed"]["warmup_s"]
+    bound = 10e6 * 1460 / 1500 + 50000 * 8 / window
+    assert (df["goodput_bps"] <= bound).all() and (df["goodput_bps"] > 0).all()
+
+
+def test_claims_table(out):
+    claims = pd.read_csv(out / "claims.csv")
+    assert list(claims.columns) == ["claim", "paper", "aqmlab", "verdict", "how"]
+    assert set(claims["verdict"]) <= {"reproduced", "not reproduced", "not measured"}
+    assert any(claims["claim"].str.startswith("Testbed")) and any(claims["claim"].str.startswith("D2"))

@@ -17,11 +17,19 @@ marking ECN-capable TCP Reno packets.
 - D3: D1 and D2 again with TCP that waits for its retransmission timer
   when an ECN echo arrives at cwnd = 1 ("ECN timeout"). D1 and D2 use TCP
   that ignores such an echo (the behaviour the paper contrasts D3 with).
+- D4: the testbed of the paper's section 3.5 (Fig. 10), simulated: a 10
+  Mb/s bottleneck with a 50 KB queue, bulk TCP connections growing in
+  number; goodput and loss rate.
+- The paper's claims beside aqmlab's numbers, each with a verdict.
+
+RED marks ECN-capable packets above max_th as well (the paper's RED marks
+deterministically there), and the marking probability plotted for RED is the
+one it applies, p_a = p_b / (1 - count p_b).
 
 The RED thresholds depend on the buffer, so D1 is one experiment per buffer
 size (``d1-<B>KB``, ``d1-ecn-timeout-<B>KB``), each sweeping the eight
 configurations and the numbers of connections; D2 is ``d2`` and
-``d2-ecn-timeout``.
+``d2-ecn-timeout``; D4 is ``d4-testbed``.
 """
 
 from __future__ import annotations
@@ -54,15 +62,20 @@ SCALES: dict[str, dict[str, Any]] = {
     "smoke": {"buffers_kb": [100, 500], "connections": [100], "configs": ALL_CONFIGS, "replications": 2,
               "warmup_s": 3, "duration_s": 6,
               "ramp": {"per_group": 20, "groups": 5, "step_s": 2, "duration_s": 10, "buffer_kb": 200,
-                       "trace_interval": "100ms", "replications": 2}},
+                       "trace_interval": "100ms", "replications": 2},
+              "testbed": {"connections": [10, 40], "warmup_s": 2, "duration_s": 6, "replications": 2}},
     "quick": {"buffers_kb": [100, 500, 1000], "connections": [1000, 4000], "configs": ALL_CONFIGS,
               "replications": 2, "warmup_s": 50, "duration_s": 100,
               "ramp": {"per_group": 200, "groups": 5, "step_s": 20, "duration_s": 100, "buffer_kb": 200,
-                       "trace_interval": "100ms", "replications": 2}},
+                       "trace_interval": "100ms", "replications": 2},
+              "testbed": {"connections": [10, 20, 40, 80, 160], "warmup_s": 10, "duration_s": 60,
+                          "replications": 3}},
     "full": {"buffers_kb": list(range(100, 1001, 100)), "connections": [1000, 4000], "configs": ALL_CONFIGS,
              "replications": 3, "warmup_s": 100, "duration_s": 200,
              "ramp": {"per_group": 200, "groups": 5, "step_s": 20, "duration_s": 100, "buffer_kb": 200,
-                      "trace_interval": "100ms", "replications": 3}},
+                      "trace_interval": "100ms", "replications": 3},
+             "testbed": {"connections": [10, 20, 40, 80, 160], "warmup_s": 10, "duration_s": 60,
+                         "replications": 10}},
 }
 
 TCP_MODES = {"ignore": "", "timeout": "-ecn-timeout"}   # ecn_at_cwnd1 -> experiment name suffix
@@ -84,7 +97,7 @@ def qdisc(label: str, buffer_kb: int) -> dict[str, Any]:
     if label in RED_W_Q:
         return {"kind": "red", "limit": f"{limit}pkt", "min_th": f"{round(0.2 * limit)}pkt",
                 "max_th": f"{round(0.8 * limit)}pkt", "max_p": 1.0, "w_q": RED_W_Q[label], "ecn": True,
-                "mean_pktsize": f"{PAYLOAD_BYTES + HEADER_BYTES}B"}
+                "ecn_above_max_th": "mark", "mean_pktsize": f"{PAYLOAD_BYTES + HEADER_BYTES}B"}
     freeze, d1, d2 = BLUE_PARAMS[label]
     return {"kind": "blue", "limit": f"{limit}pkt", "freeze_time": freeze, "d1": d1, "d2": d2, "ecn": True}
 
@@ -148,6 +161,10 @@ class Blue(Study):
                 duration_s=r["duration_s"], trace_interval=r["trace_interval"], replications=r["replications"],
                 buffer_kb=r["buffer_kb"], buffer_pkts=buffer_pkts(r["buffer_kb"]), ecn_at_cwnd1=mode,
                 configs=[{"label": c, "qdisc": qdisc(c, r["buffer_kb"])} for c in RAMP_CONFIGS])
+        tb = sc["testbed"]
+        out["d4-testbed"] = self.render("testbed.toml.j2", name="d4-testbed", scale=scale, senders=5,
+                                        connections=tb["connections"], warmup_s=tb["warmup_s"],
+                                        duration_s=tb["duration_s"], replications=tb["replications"])
         return out
 
     # Analysis --------------------------------------------------------------
@@ -175,6 +192,8 @@ class Blue(Study):
         for mode, part in (("ignore", "D2"), ("timeout", "D3")):
             self._ramp(report, sc, mode, part)
         self._compare_modes(report)
+        self._testbed(report, sc)
+        self._claims(report, sc)
 
     def _onoff_table(self, report: StudyReport, sc: dict[str, Any], mode: str) -> pd.DataFrame:
         rows = []
@@ -298,7 +317,9 @@ class Blue(Study):
             axq.plot(s["time_s"], s["bottleneck.backlog_pkts"], lw=0.6, color="C0")
             axq.axhline(limit, color="k", ls=":", lw=0.8)
             axq.set_title(label)
-            prob = "bottleneck.p_m" if "bottleneck.p_m" in s else "bottleneck.p_b"
+            # BLUE's p_m; RED's p_a, the probability it applies to an
+            # arrival after count-based spacing (the paper plots that one).
+            prob = "bottleneck.p_m" if "bottleneck.p_m" in s else "bottleneck.p_a"
             axp.plot(s["time_s"], s[prob], lw=0.6, color="C1")
             axp.set_xlabel("time (s)")
             axp.text(0.02, 0.92, prob.split(".")[1], transform=axp.transAxes)
@@ -313,9 +334,10 @@ class Blue(Study):
         axes[1][0].set_ylabel("marking probability")
         fig.tight_layout()
         report.figure(f"{tag}_series", fig, f"{part}: queue length of A -> B (dotted line: the {limit}-packet buffer) "
-                                            f"and marking probability (BLUE's p_m; RED's p_b, before count-based "
-                                            f"spacing) of replication 0, sampled every {r['trace_interval']}; grey "
-                                            f"lines mark each new group of {r['per_group']} connections.")
+                                            f"and marking probability (BLUE's p_m; RED's p_a = p_b / (1 - count "
+                                            f"p_b), the probability applied to an arrival) of replication 0, "
+                                            f"sampled every {r['trace_interval']}; grey lines mark each new group "
+                                            f"of {r['per_group']} connections.")
         report.text(*[f"{part}, {label}, from the last group's start to the end (replication 0): mean queue "
                       f"{q:.1f} packets of {limit}, queue empty in {100 * empty:.1f}% and full in {100 * full:.1f}% of "
                       f"the samples, mean marking probability {p:.3f}." for label, q, empty, full, p in stats])
@@ -339,3 +361,185 @@ class Blue(Study):
                            f"{k['utilization'].min():.4f} without and "
                            f"{k['utilization_ecn_timeout'].min():.4f} with.")
         report.text(*out)
+
+    # The testbed, simulated (section 3.5) -----------------------------------
+
+    @staticmethod
+    def _testbed_table(report: StudyReport) -> pd.DataFrame:
+        runs = report.runs("d4-testbed")
+        rows = []
+        for (conns, label), g in runs.groupby(["traffic[0].count", "topology.qdisc"], sort=False):
+            row: dict[str, Any] = {"scheme": label, "connections": int(conns)}
+            for metric, fn in (("goodput_bps", lambda s: s["traffic"]["bulk"]["goodput_bps"]),
+                               ("loss_rate", _loss), ("utilization", _util)):
+                row |= ci_columns([fn(s) for s in g["summary"]], metric)
+            row["n"] = len(g)
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def _testbed(self, report: StudyReport, sc: dict[str, Any]) -> None:
+        tb = sc["testbed"]
+        report.section("D4: the testbed of section 3.5 (Fig. 10), simulated")
+        df = self._testbed_table(report)
+        if df.empty:
+            report.text("No runs finished.")
+            return
+        report.text(
+            "A 10 Mb/s bottleneck with a 50 KB queue; RED min_th 10 KB, max_th 40 KB, max_p 1, w_q 0.002; BLUE d1 "
+            "0.01, d2 0.001, freeze_time 50 ms; bulk TCP connections (SACK, delayed ACKs, ECN) on a LAN, "
+            f"{tb['duration_s'] - tb['warmup_s']} s measured after {tb['warmup_s']} s. This stands in for the "
+            "paper's Linux/FreeBSD testbed: its hosts' TCP and delays are chosen (see the experiment file).")
+        report.table("d4_testbed", df, f"D4: goodput of all connections, loss rate and utilisation of the "
+                                       f"bottleneck against the number of connections, mean and 95% CI over "
+                                       f"{int(df['n'].max())} replications.")
+        fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+        for ax, (metric, label, scale) in zip(axes, (("goodput_bps", "goodput (Mb/s)", 1e-6),
+                                                     ("loss_rate", "loss rate (%)", 100))):
+            sub = df.assign(**{metric: df[metric] * scale, "ci95_low": df[f"{metric}_ci95_low"] * scale,
+                               "ci95_high": df[f"{metric}_ci95_high"] * scale})
+            errorbar_plot(ax, sub, "connections", metric, "scheme")
+            ax.set_xlabel("connections")
+            ax.set_ylabel(label)
+            ax.grid(alpha=0.3)
+        axes[0].legend(fontsize=8)
+        fig.tight_layout()
+        report.figure("d4_testbed", fig, f"D4: goodput and loss rate against the number of connections, RED and BLUE, "
+                                         f"95% CI error bars over {int(df['n'].max())} replications.")
+
+    # The paper's claims ------------------------------------------------------
+
+    def _claims(self, report: StudyReport, sc: dict[str, Any]) -> None:
+        """Each claim of the paper (Fig. 5, 6, 8 and 10) beside aqmlab's
+        numbers, with the rule that decides it."""
+        claims: list[dict[str, str]] = []
+
+        def add(claim: str, paper: str, ours: str, ok: bool | None, how: str) -> None:
+            verdict = "not measured" if ok is None else "reproduced" if ok else "not reproduced"
+            claims.append({"claim": claim, "paper": paper, "aqmlab": ours, "verdict": verdict, "how": how})
+
+        d1 = self._onoff_table(report, sc, "ignore")
+        if not d1.empty:
+            buffers = sorted(d1["buffer_kb"].unique())
+            small, large = buffers[0], buffers[-1]
+            for n, g in d1.groupby("connections"):
+                red, blue = g[g["scheme"].str.startswith("R")], g[g["scheme"].str.startswith("B")]
+                if n == min(d1["connections"]):
+                    worst = blue["loss_rate"].max()
+                    add(f"{n} connections: BLUE loses nothing at any buffer (Fig. 5)", "0",
+                        f"highest BLUE loss {100 * worst:.3g}%", bool(worst < 1e-3), "every BLUE mean below 0.1%")
+                    at_small = red[red["buffer_kb"] == small]["loss_rate"]
+                    add(f"{n} connections: RED's loss is in double digits at {small} KB", ">= 10%",
+                        f"R1-R4 {', '.join(f'{100 * x:.3g}%' for x in at_small)}", bool(at_small.mean() >= 0.10),
+                        "the mean over R1-R4 at least 10%")
+                    target = blue[blue["buffer_kb"] == small]["loss_rate"].max()
+                    match = [b for b in buffers if red[red["buffer_kb"] == b]["loss_rate"].min() <= target]
+                    add(f"{n} connections: RED needs at least 6 times the buffer to match BLUE's loss at {small} KB",
+                        f">= {6 * small} KB", f"first matched at {match[0]} KB" if match else
+                        f"not matched up to {large} KB", bool(not match or match[0] >= 6 * small),
+                        "the smallest buffer at which the best RED is at or below the worst BLUE at the smallest")
+                else:
+                    below = all(blue[blue["buffer_kb"] == b]["loss_rate"].max()
+                                < red[red["buffer_kb"] == b]["loss_rate"].min() for b in buffers)
+                    add(f"{n} connections: BLUE's loss is far below RED's at every buffer", "yes",
+                        "every BLUE below every RED at every buffer" if below else "not at every buffer", below,
+                        "every BLUE configuration's mean below every RED configuration's, buffer by buffer")
+                    best_red = red[red["buffer_kb"] == large]["loss_rate"].min()
+                    worst_blue = blue[blue["buffer_kb"] == small]["loss_rate"].max()
+                    add(f"{n} connections: RED at {large} KB still loses more than BLUE at {small} KB", "yes",
+                        f"best RED {100 * best_red:.3g}%, worst BLUE {100 * worst_blue:.3g}%",
+                        bool(best_red > worst_blue), "best RED at the largest buffer above worst BLUE at the smallest")
+                    p_m = self._p_m_at_one(report, sc, n)
+                    add(f"{n} connections: BLUE's marking probability stays at 1", "1 throughout",
+                        "no trace" if p_m is None else f"p_m >= 0.99 in {100 * p_m:.0f}% of the samples",
+                        None if p_m is None else bool(p_m >= 0.9),
+                        "p_m sampled every second in the window, every BLUE run: at least 0.99 in 90% of samples")
+            util = d1["utilization"].min()
+            add("Link utilisation is full for RED and BLUE in every case (Fig. 5)", "full",
+                f"lowest {util:.3f}", bool(util >= 0.95), "every mean utilisation at least 0.95")
+        drops = self._ramp_drops(report, sc)
+        if drops:
+            r = sc["ramp"]
+            red, blue = drops.get("R2"), drops.get("B4")
+            if red is not None:
+                add("D2: RED loses packets throughout the ramp (Fig. 6)", "yes",
+                    "drops per step: " + ", ".join(f"{n}: {d}" for n, d in red), all(d > 0 for _, d in red[1:]),
+                    "replication 0: drops in every step after the first")
+            if blue is not None:
+                add("D2: BLUE loses packets only from 800 connections on (Fig. 6)", "from 800",
+                    "drops per step: " + ", ".join(f"{n}: {d}" for n, d in blue),
+                    all((d == 0) == (n < 800) for n, d in blue) if r["per_group"] * r["groups"] >= 800 else None,
+                    "replication 0: no drop in the steps with fewer than 800 connections, drops in the others")
+        d3 = self._onoff_table(report, sc, "timeout")
+        if not d3.empty:
+            blue = d3[d3["scheme"].str.startswith("B")]
+            add("With ECN timeouts BLUE keeps low loss and high utilisation (Fig. 8)", "low, high",
+                f"highest loss {100 * blue['loss_rate'].max():.3g}%, lowest utilisation "
+                f"{blue['utilization'].min():.3f}",
+                bool(blue["loss_rate"].max() < 0.01 and blue["utilization"].min() >= 0.95),
+                "every BLUE mean loss below 1% and utilisation at least 0.95")
+        tb = self._testbed_table(report)
+        if not tb.empty:
+            red = tb[tb["scheme"] == "RED"].sort_values("connections")
+            blue = tb[tb["scheme"] == "BLUE"].sort_values("connections")
+            above = bool((blue["goodput_bps"].to_numpy() >= red["goodput_bps"].to_numpy()).all())
+            add("Testbed: BLUE's throughput stays slightly above RED's (Fig. 10)", "above",
+                ", ".join(f"{n}: {b / 1e6:.2f} vs {r / 1e6:.2f} Mb/s" for n, b, r in
+                          zip(red["connections"], blue["goodput_bps"], red["goodput_bps"])), above,
+                "BLUE's mean goodput at least RED's at every number of connections")
+            grows = bool((red["loss_rate"].diff().dropna() >= 0).all())
+            lower = bool(blue["loss_rate"].iloc[-1] < 0.5 * red["loss_rate"].iloc[-1])
+            add("Testbed: RED's loss grows with the number of connections, BLUE's stays far lower", "yes",
+                ", ".join(f"{n}: RED {100 * r:.3g}%, BLUE {100 * b:.3g}%" for n, r, b in
+                          zip(red["connections"], red["loss_rate"], blue["loss_rate"])), grows and lower,
+                "RED's mean loss never falls as connections are added, and BLUE's is below half of RED's at "
+                "the most connections")
+        if not claims:
+            return
+        report.section("The paper's claims beside aqmlab's numbers")
+        table = pd.DataFrame(claims)
+        report.table("claims", table, "Each claim of the paper, aqmlab's numbers and the verdict by the rule in the "
+                                      "last column (means over replications; the tables above have the intervals).")
+        n = int((table["verdict"] == "reproduced").sum())
+        report.text(f"{n} of {len(table)} claims reproduced at this scale.")
+
+    @staticmethod
+    def _ramp_drops(report: StudyReport, sc: dict[str, Any]) -> dict[str, list[tuple[int, int]]]:
+        """D2, replication 0: per configuration, (connections, drops) for
+        each step of the ramp."""
+        r = sc["ramp"]
+        runs = report.runs(d2_name("ignore"))
+        out = {}
+        for _, run in runs[runs["replication"] == 0].iterrows():
+            s = report.series(d2_name("ignore"), int(run["point"]), 0)
+            if s is None or "bottleneck.drops" not in s:
+                continue
+
+            def dropped_by(t: float, s: pd.DataFrame = s) -> float:
+                """Drops counted from the start up to the last sample at or before t."""
+                before = s.loc[s["time_s"] <= t + 1e-9, "bottleneck.drops"]
+                return float(before.iloc[-1]) if len(before) else 0.0
+
+            steps = []
+            for k in range(r["groups"]):
+                t0, t1 = k * r["step_s"], (k + 1) * r["step_s"] if k + 1 < r["groups"] else r["duration_s"]
+                steps.append(((k + 1) * r["per_group"], int(round(dropped_by(t1) - dropped_by(t0)))))
+            out[run["topology.qdisc"]] = steps
+        return out
+
+    @staticmethod
+    def _p_m_at_one(report: StudyReport, sc: dict[str, Any], conns: int) -> float | None:
+        """Share of the per-second samples in the window with BLUE's p_m at
+        least 0.99, over every BLUE run of D1 with `conns` connections."""
+        hits, total = 0, 0
+        for b in sc["buffers_kb"]:
+            runs = report.runs(d1_name(b, "ignore"))
+            if runs.empty:
+                continue
+            sel = runs[(runs["traffic[0].count"] == str(conns)) & runs["topology.qdisc"].str.startswith("B")]
+            for _, r in sel.iterrows():
+                s = report.series(d1_name(b, "ignore"), int(r["point"]), int(r["replication"]))
+                if s is None or "bottleneck.p_m" not in s:
+                    continue
+                w = s.loc[s["time_s"] >= sc["warmup_s"], "bottleneck.p_m"]
+                hits, total = hits + int((w >= 0.99).sum()), total + len(w)
+        return None if total == 0 else hits / total
