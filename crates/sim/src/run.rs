@@ -1826,8 +1826,11 @@ pub fn run(sc: &Scenario, seed: u64) -> RunOutput {
 /// The TED paper's "TDTO" for a flow from `src` to `dst` of group `g`: the
 /// largest round-trip time the TED deadlines on its path allow, i.e. the
 /// propagation and transmission delays both ways (a data packet of the
-/// largest payload one way, an ACK back) plus the TED deadline applying to
-/// the flow at each TED queue on the way there and back.
+/// largest payload one way, an ACK back) plus the TED queueing the flow may
+/// meet each way: its deadline at every `lbd` queue, and once the budget an
+/// `ebd` packet gets at the first TED queue that gives it one. (With
+/// `check = "arrival"` a packet may wait up to one packet time more than
+/// its deadline at a queue; that is not added.)
 fn ted_rto(sc: &Scenario, links: &[Link], g: usize, src: u32, dst: u32) -> Duration {
     use crate::qdiscs::QdiscSpec;
     use aqmlab_qdisc::TedMode;
@@ -1853,11 +1856,13 @@ fn ted_rto(sc: &Scenario, links: &[Link], g: usize, src: u32, dst: u32) -> Durat
                 let d = group
                     .ted_deadline
                     .or_else(|| t.deadlines.iter().find(|(c, _)| c == class).map(|(_, d)| *d))
-                    .or(t.default_deadline)
-                    .unwrap_or(Duration::ZERO);
-                match t.mode {
-                    TedMode::Lbd => total = total + d,
-                    TedMode::Ebd => budget = budget.or(Some(d)),
+                    .or(t.default_deadline);
+                // A queue with no deadline for the flow bounds nothing and,
+                // in ebd, leaves the budget to a later queue.
+                match (t.mode, d) {
+                    (TedMode::Lbd, Some(d)) => total = total + d,
+                    (TedMode::Ebd, Some(d)) => budget = budget.or(Some(d)),
+                    (_, None) => {}
                 }
             }
         }

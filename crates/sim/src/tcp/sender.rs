@@ -1317,6 +1317,32 @@ mod test {
     }
 
     #[test]
+    fn test_ecn_without_syn_retransmitted_packet_0_stays_not_ect_and_its_echo_negotiates() {
+        let cfg = TcpConfig {
+            ecn: true,
+            syn: false,
+            ..TcpConfig::default()
+        };
+        // Packets 0 and 1 lost: the timer resends packet 0, still without
+        // ECT (ns-2.35 clears ECT on every send of sequence number 0).
+        let mut lost = Flow::new(&cfg);
+        assert_eq!(lost.fire(), vec![0]);
+        assert!(!lost.out[0].ect);
+        // Delivered, packet 0's ACK carries the sink's negotiation echo: the
+        // sender now knows ECN is on (ns-2's ect_), and the echo is not a
+        // congestion signal (an ACK of 0 is not beyond recover = 0, so no
+        // reduction; cwnd opens).
+        let mut f = Flow::new(&cfg);
+        assert!(!f.snd.ect);
+        f.at_ms(100);
+        let cwnd = f.snd.cwnd();
+        f.ece(0);
+        assert!(f.snd.ect);
+        assert_eq!(f.snd.stats().ecn_reductions, 0);
+        assert!(f.snd.cwnd() > cwnd, "cwnd {} after {}", f.snd.cwnd(), cwnd);
+    }
+
+    #[test]
     fn test_established_max_burst_2_limits_iw_4_flight() {
         let f = sender_established(&TcpConfig {
             initial_window: 4,
