@@ -41,7 +41,7 @@ def runs(out):
 
 def test_report_and_every_file_exist(out):
     assert (out / "report.html").stat().st_size > 0
-    for name in ("d1", "d3_onoff", "d2", "d3_ramp", "d4_testbed", "claims"):
+    for name in ("d1", "d3_onoff", "d2", "d3_ramp", "d4_testbed", "d5_sensitivity", "claims"):
         assert (out / f"{name}.csv").exists()
     for fig in ("d1_loss_rate", "d1_utilization", "d3_onoff_loss_rate", "d3_onoff_utilization", "d2_series",
                 "d3_ramp_series"):
@@ -161,3 +161,22 @@ def test_claims_table(out):
     assert list(claims.columns) == ["claim", "paper", "aqmlab", "verdict", "how"]
     assert set(claims["verdict"]) <= {"reproduced", "not reproduced", "not measured"}
     assert any(claims["claim"].str.startswith("Testbed")) and any(claims["claim"].str.startswith("D2"))
+
+
+def test_sensitivity_changes_one_thing_each(out):
+    """Each d5 experiment is D1 at the smallest buffer with one change: the
+    rate variants set the application's rate, the window variant the
+    receiver window, the round-trip variants the senders' delays."""
+    def scenario(name):
+        return tomllib.loads((out / "experiments" / f"{name}.toml").read_text())["scenario"]
+    base = scenario("d5-default")
+    assert "rate" not in base["traffic"][0]
+    assert scenario("d5-rate-64kbps")["traffic"][0]["rate"] == "64kbps"
+    assert scenario("d5-window-20")["traffic"][0]["tcp"]["rwnd"] == "20pkt"
+    assert [s["delay"] for s in scenario("d5-rtt-long")["topology"]["senders"]] == \
+        ["20ms", "30ms", "40ms", "50ms", "60ms"]
+    for name in ("d5-rate-64kbps", "d5-window-20", "d5-shape-1.2"):
+        assert scenario(name)["topology"] == base["topology"]
+    assert scenario("d5-rtt-long")["traffic"] == base["traffic"]
+    df = pd.read_csv(out / "d5_sensitivity.csv")
+    assert df["experiment"].nunique() == 9 and df["loss_rate"].between(0, 1).all()

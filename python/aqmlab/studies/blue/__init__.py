@@ -20,6 +20,9 @@ marking ECN-capable TCP Reno packets.
 - D4: the testbed of the paper's section 3.5 (Fig. 10), simulated: a 10
   Mb/s bottleneck with a 50 KB queue, bulk TCP connections growing in
   number; goodput and loss rate.
+- D5: sensitivity of D1 at the smallest buffer to what the paper leaves
+  open (the application's rate, the Pareto shape, the receiver window, the
+  round trips), one change per experiment ``d5-*``.
 - The paper's claims beside aqmlab's numbers, each with a verdict.
 
 RED marks ECN-capable packets above max_th as well (the paper's RED marks
@@ -79,6 +82,30 @@ SCALES: dict[str, dict[str, Any]] = {
 }
 
 TCP_MODES = {"ignore": "", "timeout": "-ecn-timeout"}   # ecn_at_cwnd1 -> experiment name suffix
+
+SENDER_DELAYS_MS = [1, 5, 10, 15, 20]   # access delays of the five senders (chosen, see network.toml.j2)
+# The Pareto ON/OFF application: rate while ON (None: unlimited data while
+# ON), shape, and the receiver window in packets (None: the engine's 10000).
+SOURCE: dict[str, Any] = {"rate": None, "shape": 1.5, "rwnd": None}
+
+# The sensitivity experiments (d5-*): D1 at the smallest buffer, one change
+# from the default each: (name, what changes, source, sender delays).
+SENSITIVITY: list[tuple[str, str, dict[str, Any], list[float]]] = [
+    ("d5-default", "nothing (the study's default)", SOURCE, SENDER_DELAYS_MS),
+    ("d5-rate-64kbps", "the application sends at 64 kb/s while ON (ns-2's default rate_ for "
+     "Application/Traffic/Pareto; the paper gives no rate)", SOURCE | {"rate": "64kbps"}, SENDER_DELAYS_MS),
+    ("d5-rate-128kbps", "the application sends at 128 kb/s while ON (1000 sources at 40% duty then offer "
+     "51 Mb/s, just above the link)", SOURCE | {"rate": "128kbps"}, SENDER_DELAYS_MS),
+    ("d5-rate-256kbps", "the application sends at 256 kb/s while ON", SOURCE | {"rate": "256kbps"},
+     SENDER_DELAYS_MS),
+    ("d5-shape-1.2", "Pareto shape 1.2 (heavier tails)", SOURCE | {"shape": 1.2}, SENDER_DELAYS_MS),
+    ("d5-shape-1.9", "Pareto shape 1.9 (lighter tails)", SOURCE | {"shape": 1.9}, SENDER_DELAYS_MS),
+    ("d5-window-20", "a 20-packet receiver window (ns-2's default window_)", SOURCE | {"rwnd": 20},
+     SENDER_DELAYS_MS),
+    ("d5-rtt-short", "every sender 1 ms away (round trips of 24 ms, just above the 17.8 ms of a 100 KB "
+     "buffer, which the paper calls below the bandwidth-delay product)", SOURCE, [1, 1, 1, 1, 1]),
+    ("d5-rtt-long", "senders 20 to 60 ms away (round trips of 62 to 142 ms)", SOURCE, [20, 30, 40, 50, 60]),
+]
 
 
 def buffer_pkts(buffer_kb: int) -> int:
@@ -151,7 +178,8 @@ class Blue(Study):
                     "onoff.toml.j2", name=name, scale=scale, part="D3 (D1 with ECN timeout)" if mode == "timeout"
                     else "D1", connections=sc["connections"], buffer_kb=b, buffer_pkts=buffer_pkts(b),
                     replications=sc["replications"], warmup_s=sc["warmup_s"], duration_s=sc["duration_s"],
-                    ecn_at_cwnd1=mode, configs=[{"label": c, "qdisc": qdisc(c, b)} for c in sc["configs"]])
+                    ecn_at_cwnd1=mode, configs=[{"label": c, "qdisc": qdisc(c, b)} for c in sc["configs"]],
+                    source=SOURCE, senders=SENDER_DELAYS_MS, variant="")
         r = sc["ramp"]
         for mode in TCP_MODES:
             name = d2_name(mode)
@@ -160,7 +188,16 @@ class Blue(Study):
                 else "D2", per_group=r["per_group"], groups=r["groups"], step_s=r["step_s"],
                 duration_s=r["duration_s"], trace_interval=r["trace_interval"], replications=r["replications"],
                 buffer_kb=r["buffer_kb"], buffer_pkts=buffer_pkts(r["buffer_kb"]), ecn_at_cwnd1=mode,
-                configs=[{"label": c, "qdisc": qdisc(c, r["buffer_kb"])} for c in RAMP_CONFIGS])
+                configs=[{"label": c, "qdisc": qdisc(c, r["buffer_kb"])} for c in RAMP_CONFIGS],
+                senders=SENDER_DELAYS_MS)
+        b = sc["buffers_kb"][0]
+        for name, what, source, senders in SENSITIVITY:
+            out[name] = self.render(
+                "onoff.toml.j2", name=name, scale=scale, part="D1", connections=sc["connections"], buffer_kb=b,
+                buffer_pkts=buffer_pkts(b), replications=sc["replications"], warmup_s=sc["warmup_s"],
+                duration_s=sc["duration_s"], ecn_at_cwnd1="ignore",
+                configs=[{"label": c, "qdisc": qdisc(c, b)} for c in sc["configs"]], source=source,
+                senders=senders, variant=what)
         tb = sc["testbed"]
         out["d4-testbed"] = self.render("testbed.toml.j2", name="d4-testbed", scale=scale, senders=5,
                                         connections=tb["connections"], warmup_s=tb["warmup_s"],
@@ -193,6 +230,7 @@ class Blue(Study):
             self._ramp(report, sc, mode, part)
         self._compare_modes(report)
         self._testbed(report, sc)
+        self._sensitivity(report, sc)
         self._claims(report, sc)
 
     def _onoff_table(self, report: StudyReport, sc: dict[str, Any], mode: str) -> pd.DataFrame:
@@ -405,6 +443,59 @@ class Blue(Study):
         fig.tight_layout()
         report.figure("d4_testbed", fig, f"D4: goodput and loss rate against the number of connections, RED and BLUE, "
                                          f"95% CI error bars over {int(df['n'].max())} replications.")
+
+    # Sensitivity -----------------------------------------------------------
+
+    def _sensitivity(self, report: StudyReport, sc: dict[str, Any]) -> None:
+        b = sc["buffers_kb"][0]
+        rows = []
+        for name, what, _, _ in SENSITIVITY:
+            runs = report.runs(name, flows=True)
+            for (conns, label), g in runs.groupby(["traffic[0].count", "topology.qdisc"], sort=False):
+                row: dict[str, Any] = {"experiment": name, "change": what.split(" (")[0], "connections": int(conns),
+                                       "scheme": label}
+                for metric, fn in (("loss_rate", _loss), ("utilization", _util), ("stalled_flows", _stalled)):
+                    row |= ci_columns([fn(x) for x in g["summary"]], metric)
+                row["n"] = len(g)
+                rows.append(row)
+        if not rows:
+            return
+        df = pd.DataFrame(rows)
+        report.section(f"D5: sensitivity of D1 at {b} KB to what the paper leaves open")
+        report.text(
+            "Each d5 experiment is D1 at the smallest buffer with one change from the study's default (the "
+            "experiment files say why each is plausible): the Pareto application's rate while ON (the paper's ns "
+            "sources had one; it gives none, ns-2's default is 64 kb/s), the Pareto shape, the receiver window, "
+            "and the round-trip times.")
+        report.table("d5_sensitivity", df, f"D5: loss rate, utilisation and stalled connections of every "
+                                           f"configuration for each change, {b} KB buffer, mean and 95% CI over "
+                                           f"{int(df['n'].max())} replications.")
+        conns = sorted(df["connections"].unique())
+        changes = list(dict.fromkeys(df["change"]))
+        fig, axes = plt.subplots(len(conns), 1, figsize=(11, 3.2 * len(conns)), squeeze=False, sharex=True)
+        for ax, n in zip(axes[:, 0], conns):
+            sub = df[df["connections"] == n]
+            for k, (kind, marker) in enumerate((("R", "o"), ("B", "s"))):
+                part = sub[sub["scheme"].str.startswith(kind)]
+                x = [changes.index(c) + (k - 0.5) * 0.25 for c in part["change"]]
+                ax.scatter(x, 100 * part["loss_rate"], marker=marker, s=18,
+                           label="RED R1-R4" if kind == "R" else "BLUE B1-B4")
+            ax.set_ylabel("loss rate (%)")
+            ax.set_title(f"{n} connections", fontsize=9)
+            ax.grid(alpha=0.3)
+        axes[-1, 0].set_xticks(range(len(changes)), changes, rotation=25, ha="right", fontsize=8)
+        axes[0, 0].legend(fontsize=8)
+        fig.tight_layout()
+        report.figure("d5_sensitivity", fig, f"D5: loss rate of each RED and BLUE configuration for each change "
+                                             f"from the default, {b} KB buffer (d5_sensitivity.csv).")
+        lines = []
+        for (name, n), g in df.groupby(["change", "connections"], sort=False):
+            red, blue = g[g["scheme"].str.startswith("R")], g[g["scheme"].str.startswith("B")]
+            lines.append(f"{name}, {n} connections: RED {100 * red['loss_rate'].min():.3g}-"
+                         f"{100 * red['loss_rate'].max():.3g}%, BLUE {100 * blue['loss_rate'].min():.3g}-"
+                         f"{100 * blue['loss_rate'].max():.3g}%, utilisation {g['utilization'].min():.3f}-"
+                         f"{g['utilization'].max():.3f}")
+        report.text("Loss rates by change: " + "; ".join(lines) + ".")
 
     # The paper's claims ------------------------------------------------------
 
