@@ -3,10 +3,9 @@
 //! are the sender's business ([`super::sender`]); this file is only the
 //! arithmetic.
 //!
-//! Heads up: read `spec/transport.md` ("RTO") and
-//! `spec/reference/tcp-traffic-models.md` section 1.9 (ns-2.35's
-//! `rtt_update`, `rtt_timeout`, `rtt_backoff`), the RTO rows of the table in
-//! section 1.12 and test vector 6 of section 6 before changing this file.
+//! Heads up: read ns-2.35's `tcp/tcp.cc` (`rtt_update`, `rtt_timeout`,
+//! `rtt_backoff`) and RFC 6298 before changing this file; the tests below
+//! work one sequence of samples through both.
 //!
 //! # Modes ([`RtoConfig`])
 //!
