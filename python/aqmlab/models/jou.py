@@ -5,9 +5,8 @@ one-dimensional map sampled every S seconds.
 Source: Jia-Shiang Jou, Xiaobo Tan and John S. Baras, "A Parallel Queue
 Structure for Active Queue Management", Proc. 38th Conference on
 Information Sciences and Systems (CISS), Princeton, 2004: the analysis of
-the queue length under the dynamic-threshold Adaptive RED. Read first:
-``spec/models.md`` section 2 (what this module implements) and
-``spec/studies.md`` C4 (the numbers it is used with).
+the queue length under the dynamic-threshold Adaptive RED. Study C4
+(``aqmlab.studies.parallel_queue``) holds the numbers it is used with.
 
 The model. With the drop probability fixed, flow k keeps a constant mean
 window ``W_bar`` (bits) and sends ``W_bar`` per round trip, the round trip
@@ -240,7 +239,7 @@ def stability(*, S: float, W_bar: float, C: float, d: npt.ArrayLike) -> Stabilit
     ``S* = N*W_bar/C = d + q_e/C``, the round-trip time at equilibrium (used
     in closed form, so that ``S = N*W_bar/C`` gives ``f'(q_e) = 0`` exactly).
 
-    The heterogeneous closed form as models.md writes it,
+    The heterogeneous closed form given for this bound,
     ``(C/W_bar - N(N-1)/(q_e + C*min_k d_k)^2)^-1``, cannot be right: its two
     terms have units 1/s and 1/bits^2, and for equal delays it does not
     reduce to ``N*W_bar/C``. It is the bound that follows from (3), which
@@ -487,7 +486,7 @@ _PRINTED_PI = 1e-12
     Param("L", float, 8000.0, "packet size of the discretised chain, bits"),
 )
 def lindley(*, N: int, W_bar: float, C: float, d: float, S: float | None, B: float, sigma: float, L: float) -> Quantities:
-    """models.md 2 for N flows with equal delay: the scalars of
+    """The queue-dynamics model for N flows with equal delay: the scalars of
     :func:`stability`, the Markov chain's ``mean``/``var`` and the Gaussian
     approximation's ``gauss_mean``/``gauss_var`` (bits, bits^2; NaN when
     ``|f'(q_e)| >= 1``), and the chain's ``distribution`` over ``q_bits``.
