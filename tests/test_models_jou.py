@@ -1,8 +1,7 @@
-"""The queue-dynamics model of Jou, Tan and Baras (models.md 2,
-aqmlab.models.jou) against closed forms worked out by hand: the equilibrium,
-the slope at it, the stability bounds, the behaviour of the deterministic
-map at S = RTT and S = 2 RTT, and the Markov chain against the Gaussian
-approximation."""
+"""The queue-dynamics model of Jou, Tan and Baras (aqmlab.models.jou) against
+closed forms worked out by hand: the equilibrium, the slope at it, the
+stability bounds, the behaviour of the deterministic map at S = RTT and S = 2
+RTT, and the Markov chain against the Gaussian approximation."""
 
 import math
 import time
@@ -14,7 +13,7 @@ from aqmlab.exceptions import ModelError
 from aqmlab.models import jou
 from aqmlab.models.registry import MODELS
 
-# Constants: studies.md C4.
+# Constants: study C4's (aqmlab.studies.parallel_queue).
 W_BAR = 6.02e4  # bits
 C = 6e6  # bits/s
 D = 0.064  # s
