@@ -174,7 +174,7 @@ def equilibrium(*, W_bar: float, C: float, d: npt.ArrayLike) -> float:
     the flows fill the link with an empty queue, ``sum_k W_bar/d_k >= C``;
     otherwise :class:`~aqmlab.exceptions.ModelError` names the values. At
     exact equality the link is just filled by an empty queue and
-    ``q_e = 0.0`` is returned (the spec's condition is ``>=``); the clipped
+    ``q_e = 0.0`` is returned (the condition is ``>=``); the clipped
     map then has 0 as its fixed point as well.
     """
     W_bar = _positive("W_bar", W_bar, "bits")
@@ -247,7 +247,7 @@ def stability(*, S: float, W_bar: float, C: float, d: npt.ArrayLike) -> Stabilit
     ``sum_k x_k^-2 = W_bar^-2 - sum_{j != k} 1/(x_j*x_k)`` and each of the
     ``N(N-1)`` cross terms is at most ``1/x_min^2`` with
     ``x_min = q_e + C*min_k d_k``, which gives, with the factor ``W_bar*C``
-    the spec's formula lost::
+    the formula as given lost::
 
         s_monotone_paper_bound = (C/W_bar - W_bar*C*N(N-1)/(q_e + C*min_k d_k)^2)^-1
 
