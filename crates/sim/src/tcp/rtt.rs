@@ -353,7 +353,7 @@ mod test {
         assert_eq!(e.rto(), Duration(ms_x10 * MS / 10), "rto");
     }
 
-    // Vector 6 (ns-2)
+    // Samples of 100, 100, 300 and 50 ms (ns-2)
 
     #[test]
     fn test_ns2_before_any_sample_rto_is_3s() {
@@ -432,7 +432,7 @@ mod test {
         assert_eq!(f.ns2_scaled(), Some((8, 2)));
     }
 
-    // Vector 6 (RFC 6298)
+    // The same samples (RFC 6298)
 
     #[test]
     fn test_rfc6298_samples_give_raw_vector6_then_1s_floor() {

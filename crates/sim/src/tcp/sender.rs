@@ -1329,7 +1329,7 @@ mod test {
         assert_eq!(f.snd.cwnd(), 4.0);
     }
 
-    // Vector 4: growth
+    // Window growth
 
     #[test]
     fn test_established_slow_start_ack_every_packet_doubles_per_rtt() {
@@ -1406,7 +1406,7 @@ mod test {
         assert_eq!((f.snd.cwnd() * 1e5).round() / 1e5, 10.95865);
     }
 
-    // Vector 5: window cuts
+    // Window cuts
 
     #[test]
     fn test_reno_window10_three_dupacks_halves_to_5_usable_8_then_inflates() {
