@@ -1,4 +1,4 @@
-"""aqmlab against ns-3 on the studies.md A1 dumbbell: speed and agreement.
+"""aqmlab against ns-3 on the dumbbell of study A1 (Brandauer et al.): speed and agreement.
 
     .venv/bin/python bench/compare.py [--flows N ...] [--qdisc droptail|red ...] [--repeat K]
 

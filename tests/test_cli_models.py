@@ -12,7 +12,7 @@ from aqmlab.cli import cli
 NAMES = ["bonald-drop", "bonald-mix", "bonald-consecutive", "bonald-queue", "lindley", "ted-qmax",
          "ted-service-time", "fair-goodput", "jain", "mathis", "padhye", "redopt", "mm1k", "md1"]
 
-# The quantities each model's --json must carry, named as in models.md.
+# The quantities each model's --json must carry, under the names the models share.
 KEYS = {
     "bonald-drop": {"rho", "loss"},
     "bonald-mix": {"rho", "fraction", "loss_b", "loss_s"},

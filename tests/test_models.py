@@ -1,5 +1,6 @@
-"""The analytic models against closed forms, hand computations and the
-published test vectors (spec/reference/tcp-traffic-models.md section 6)."""
+"""The analytic models against closed forms and hand computations, among
+them the throughput formulas of Mathis et al. (1997) and Padhye et al. (1998)
+worked out for fixed inputs."""
 
 from __future__ import annotations
 
@@ -267,7 +268,7 @@ def test_engine_convention_matches_the_simulator_chain() -> None:
     assert float((waiting - ew) ** 2 @ q.distribution) == pytest.approx(10.04849, abs=5e-6)
 
 
-# --- TCP throughput (reference section 6, items 1 and 2) ----------------------------
+# --- TCP throughput (Mathis et al., Padhye et al.) -----------------------------------
 
 
 def test_mathis_vectors() -> None:

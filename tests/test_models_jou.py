@@ -1,8 +1,7 @@
-"""The queue-dynamics model of Jou, Tan and Baras (models.md 2,
-aqmlab.models.jou) against closed forms worked out by hand: the equilibrium,
-the slope at it, the stability bounds, the behaviour of the deterministic
-map at S = RTT and S = 2 RTT, and the Markov chain against the Gaussian
-approximation."""
+"""The queue-dynamics model of Jou, Tan and Baras (aqmlab.models.jou) against
+closed forms worked out by hand: the equilibrium, the slope at it, the
+stability bounds, the behaviour of the deterministic map at S = RTT and S = 2
+RTT, and the Markov chain against the Gaussian approximation."""
 
 import math
 import time
@@ -14,7 +13,7 @@ from aqmlab.exceptions import ModelError
 from aqmlab.models import jou
 from aqmlab.models.registry import MODELS
 
-# Constants: studies.md C4.
+# Constants: study C4's (aqmlab.studies.parallel_queue).
 W_BAR = 6.02e4  # bits
 C = 6e6  # bits/s
 D = 0.064  # s
@@ -191,7 +190,7 @@ def test_paper_monotone_bound_reduces_and_bounds_the_exact_one():
     assert st.s_monotone_bound <= st.s_monotone_paper_bound < math.inf
     assert jou.drift_map_prime(st.q_e, S=1.001 * st.s_monotone_paper_bound, W_bar=W_BAR, C=C, d=d) < 0
     # Times do not depend on the unit of data: measuring in bytes (W and C
-    # divided by 8) leaves every bound unchanged. The spec's formula, with
+    # divided by 8) leaves every bound unchanged. The formula as given, with
     # terms in 1/s and 1/bits^2, would change.
     st8 = jou.stability(S=0.1, W_bar=W_BAR / 8, C=C / 8, d=d)
     assert st8.s_monotone_paper_bound == pytest.approx(st.s_monotone_paper_bound, rel=1e-9)

@@ -132,7 +132,7 @@ def batch_scenario(rho: float) -> aqmlab.Scenario:
 @pytest.mark.parametrize("rho", BATCH_LOADS)
 def test_tail_drop_batch_chain_inside_the_99_percent_interval(rho: float) -> None:
     # Every packet of a batch arrives at once and takes what room there is:
-    # exactly the chain of models.md 1.1 for Tail Drop.
+    # exactly Bonald et al.'s batch-Poisson chain for Tail Drop.
     with ThreadPoolExecutor(2) as pool:
         reps = list(pool.map(lambda seed: aqmlab.run(batch_scenario(rho), seed=seed).queue("q"), range(1, REPS + 1)))
     model = float(models.drop_probability(rho, K, 3, count_arrival=False, count_in_service=False))

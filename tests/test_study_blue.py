@@ -14,7 +14,7 @@ from aqmlab.store import Store
 from aqmlab.studies import reproduce
 from aqmlab.studies.blue import SCALES
 
-# The paper's configurations (studies.md D), written out here rather than
+# The paper's configurations (study D), written out here rather than
 # imported, so a typo in the study is caught.
 PAPER_BLUE = {"B1": (0.010, 0.0025, 0.00025), "B2": (0.100, 0.0025, 0.00025),
               "B3": (0.010, 0.02, 0.002), "B4": (0.100, 0.02, 0.002)}
@@ -60,7 +60,7 @@ def test_onoff_tables_columns_rows_and_ranges(out, name):
     for col in ("scheme", "connections", "buffer_kb", "loss_rate", "loss_rate_ci95_low", "loss_rate_ci95_high",
                 "utilization", "utilization_ci95_low", "utilization_ci95_high", "n"):
         assert col in df.columns
-    # One row per configuration, number of connections and buffer, labelled as studies.md writes them.
+    # One row per configuration, number of connections and buffer, labelled as the study does (R1-R4, B1-B4).
     assert sorted(df["scheme"].unique()) == sorted(SCHEMES)
     assert len(df) == len(SCHEMES) * len(SMOKE["connections"]) * len(SMOKE["buffers_kb"])
     assert set(df["connections"]) == set(SMOKE["connections"])

@@ -1,6 +1,6 @@
 """Study B (bonald): the whole study at smoke scale, its CSVs against the
-spec's column names and scheme names, and the model columns against
-aqmlab.models and the closed forms of models.md 1."""
+study's column names and scheme names, and the model columns against
+aqmlab.models and the closed forms of Bonald et al."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Study C (parallel-queue): the whole study at smoke scale, its CSVs against
-the spec's column and scheme names, the model columns against the closed
-forms of models.md 2, and the random-drop runs against binomial statistics."""
+the study's column and scheme names, the model columns against the closed
+forms of Jou, Tan and Baras's queue-dynamics model, and the random-drop runs against binomial statistics."""
 
 from __future__ import annotations
 
@@ -132,7 +132,7 @@ def test_c4_model_columns(out: Path) -> None:
     for _, r in m.iterrows():
         N = int(r["N"])
         assert r["sigma_bps"] == SIGMA_BPS[N]
-        # models.md 2, homogeneous: q_e = N W_bar - d C, and the round trip at
+        # Homogeneous: q_e = N W_bar - d C, and the round trip at
         # equilibrium is N W_bar / C, so f'(q_e) = 1 - S / RTT.
         # (The CSVs keep 6 significant digits.)
         assert r["q_e_bits"] == pytest.approx(N * 6.02e4 - 0.064 * 6e6, rel=1e-6)

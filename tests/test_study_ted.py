@@ -1,5 +1,5 @@
 """Study E (time-driven early discard): the smoke-scale reproduction runs end
-to end, its CSVs have the columns and rows studies.md names, and the numbers
+to end, its CSVs have the columns and rows the study names, and the numbers
 that are known independently (Q_max, fair goodputs, Jain's index, the TDTO
 timeout) agree with the formulas."""
 
@@ -108,8 +108,8 @@ def test_values_in_range(out):
 
 def test_buffers_are_qmax(e1):
     """The buffer of every scheme at C is D_max times the capacity of the
-    other input ports of R2 (models.md 3), D_max the largest deadline of the
-    point (DropTail finite: S1's)."""
+    other input ports of R2 (aqmlab.models.ted_max_queue), D_max the largest
+    deadline of the point (DropTail finite: S1's)."""
     topo = e1["scenario"]["topology"]
     c_index = [l["name"] for l in topo["links"]].index("C")
     router = c_index  # link i joins R(i) -> R(i+1)

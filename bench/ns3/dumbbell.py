@@ -1,4 +1,4 @@
-"""The studies.md A1 dumbbell in ns-3, set up to match `dumbbell-a1.toml`.
+"""The dumbbell of study A1 (Brandauer et al.) in ns-3, set up to match `dumbbell-a1.toml`.
 
     $NS3_PYTHON bench/ns3/dumbbell.py --flows 64 --qdisc red [--tcp sack|newreno] [--seed 1]
 

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 class Result:
     """What a run produced.
 
-    ``summary``: the summary dict (``spec/metrics.md``: queues, traffic,
+    ``summary``: the summary dict (queues, traffic,
     flows, run information); ``flows``: one row per flow; ``series``: the
     sampled time series, one column per traced quantity (empty without a
     ``[trace]`` table).

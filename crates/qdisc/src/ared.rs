@@ -3,9 +3,9 @@
 //!
 //! Heads up: read `red.rs` first. This module holds only the parameters and
 //! the pure update rules; [`crate::red::Red`] decides when they run and keeps
-//! the state they change. The rules follow `spec/qdiscs.md` sections "ared"
-//! and "feng-ared"; how ns-2, ns-3 and Linux differ is in
-//! `spec/reference/aqm-algorithms.md` section 2.
+//! the state they change. The rules are those of the papers cited below;
+//! where ns-2, ns-3 and Linux differ, the choice made here is noted beside
+//! the rule it concerns.
 //!
 //! # Adaptive RED
 //!
@@ -20,16 +20,16 @@
 //! avg below the band and max_p >= bottom:  max_p <- max_p * beta
 //! ```
 //!
-//! Both bounds are inclusive as the spec states them (Linux's choice; ns-2
-//! tests strictly). So `max_p` can end slightly outside [bottom, top]: 0.5
-//! rises to 0.51 and 0.01 falls to 0.009, as in Linux.
+//! Both bounds are inclusive, as in Linux (ns-2 tests strictly). So `max_p`
+//! can end slightly outside [bottom, top]: 0.5 rises to 0.51 and 0.01 falls
+//! to 0.009, as in Linux.
 //!
 //! * `interval` (default 0.5 s, > 0): time between checks.
 //! * `alpha` (default 0.01, > 0): largest additive step; the step is at most
 //!   `max_p / 4`, so one increase multiplies `max_p` by at most 1.25.
 //! * `beta` (default 0.9, in (0, 1)): decrease factor.
 //! * `top` (default 0.5) and `bottom` (default 0.01), 0 < bottom <= top <= 1.
-//!   The spec fixes `bottom` at 0.01; ns-2's automatic `min(0.01,
+//!   The default `bottom` is a fixed 0.01; ns-2's automatic `min(0.01,
 //!   80000 / bandwidth)` is not used.
 //! * `update`: [`AredUpdate::Timer`] (default, Linux): a periodic timer at
 //!   interval, 2 interval, ..., reading the average aged by the idle decay
@@ -58,7 +58,7 @@
 //!
 //! so `max_p` changes once per crossing, not once per packet. `a` (default
 //! 3, > 1), `b` (default 2, > 1), `bottom` (default 0.0001, in (0, 1]). ns-2
-//! and ns-3 leave `max_p` unbounded; the spec keeps it in [bottom, 1]. The
+//! and ns-3 leave `max_p` unbounded; aqmlab keeps it in [bottom, 1]. The
 //! status starts at Between (ns-2 leaves it uninitialised, ns-3 starts at
 //! Above). Because the average starts at 0, below any positive `min_th`, the
 //! first arrival moves the status to Below and divides `max_p` by `a` once,
@@ -82,7 +82,7 @@
 //! (after the count adjustment; 0 below `min_th` or when exempt, 1 in the
 //! forced region), so that `P_d` estimates the fraction of arrivals dropped,
 //! the quantity the scheme aims to hold. Defaults: `p_low` 0.01 and `p_high`
-//! 0.02 (the paper's P_L and P_U, which the spec's study C1 uses), `w_p`
+//! 0.02 (the paper's P_L and P_U, which study C1 uses), `w_p`
 //! 0.002, `interval` 0.5 s (a periodic timer), `gamma` 0.05.
 
 use crate::time::Duration;
@@ -389,7 +389,7 @@ mod test {
         assert_close(step(0.02, 12.0).unwrap(), 0.025);
         // 0.495 <= top: 0.495 + 0.01 = 0.505 (the ns-2 overshoot).
         assert_close(step(0.495, 12.0).unwrap(), 0.505);
-        // Inclusive bound (Linux, and the spec): 0.5 -> 0.51.
+        // Inclusive bound (Linux, and aqmlab): 0.5 -> 0.51.
         assert_close(step(0.5, 12.0).unwrap(), 0.51);
         assert_eq!(step(0.51, 12.0), None);
     }

@@ -14,15 +14,16 @@
 //! on every arrival: mark (ECN) or drop with probability p_m
 //! ```
 //!
-//! Heads up: read `spec/qdiscs.md` ("blue") and `spec/reference/aqm-algorithms.md`
-//! section 3.1 (how ALTQ and the ns-3 ports differ) first.
+//! Heads up: ALTQ's BLUE and the ns-3 ports of Feng's code differ from the
+//! paper and from each other; the choices below say which one each rule
+//! follows and which differences were not taken.
 //!
 //! # Parameters ([`BlueParams`])
 //!
 //! * `limit`: the hard buffer limit, packets or bytes.
 //! * `d1` in (0, 1], default 0.02: the step added to p_m on loss. The paper's
 //!   design rule is `d1 >> d2`; its simulations reportedly use 0.02/0.002
-//!   and 0.0025/0.00025 (unverified, see the reference notes).
+//!   and 0.0025/0.00025 (unverified).
 //! * `d2` in (0, 1], default 0.002: the step taken off p_m when the link idles.
 //! * `freeze_time` > 0, default 100 ms: the least time between two changes of
 //!   p_m (the same reported configurations use 10 ms and 100 ms).
@@ -94,7 +95,7 @@ impl BlueParams {
     pub const DEFAULT_D2: f64 = 0.002;
     pub const DEFAULT_FREEZE_TIME: Duration = Duration::from_millis(100);
 
-    /// The spec's defaults with the given limit.
+    /// aqmlab's defaults with the given limit.
     pub fn new(limit: Limit) -> BlueParams {
         BlueParams {
             limit,
@@ -677,7 +678,7 @@ mod test {
         assert_eq!(q.state.last_update, Some(ms(900)));
     }
 
-    // Defaults (aqm-algorithms.md T23, with aqmlab's semantics)
+    // Defaults (the cases of ALTQ's BLUE, with aqmlab's values and semantics)
 
     #[test]
     fn test_defaults_overflow_idle_and_long_idle() {

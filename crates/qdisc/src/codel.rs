@@ -4,10 +4,9 @@
 //! first published by Nichols and Jacobson as "Controlling Queue Delay",
 //! ACM Queue 10(5), 2012.
 //!
-//! Heads up: read `spec/qdiscs.md` ("codel") and section 4.1 of
-//! `spec/reference/aqm-algorithms.md` (the pseudo-code reconstruction, the
-//! Linux and ns-3 differences, test vectors T15-T17) before changing this
-//! file.
+//! Heads up: read RFC 8289's pseudo-code (Section 5) and the choices between
+//! variants below (where Linux and ns-3 differ) before changing this file;
+//! test vectors T15-T17 are at the end.
 //!
 //! Every decision is taken at dequeue, from the sojourn time of the packet
 //! at the head; enqueue only applies the hard limit (tail drop, reason
@@ -497,7 +496,7 @@ mod test {
         CodelParams::default().law(MTU)
     }
 
-    // Test vectors (aqm-algorithms.md section 6)
+    // Test vectors, computed from RFC 8289's control law (exact square roots)
 
     /// T15. 100 packets of 1500 B at t = 0, then one arrival and one dequeue
     /// every ms from 1 ms to 505 ms (arrivals first), plus dequeues at each

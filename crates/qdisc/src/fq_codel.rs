@@ -3,8 +3,7 @@
 //! and Active Queue Management Algorithm", RFC 8290, IETF, January 2018
 //! (Section 4: enqueue, dequeue, parameters).
 //!
-//! Heads up: read `spec/qdiscs.md` ("fq_codel"), section 4.3 of
-//! `spec/reference/aqm-algorithms.md`, and `codel.rs` (the per-flow control
+//! Heads up: read RFC 8290 Section 4 and `codel.rs` (the per-flow control
 //! law) before changing this file.
 //!
 //! Packets are spread over `flows` queues by a keyed hash of their flow id.

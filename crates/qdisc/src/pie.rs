@@ -12,11 +12,10 @@
 //! (cap drop adjustment). Not implemented: §5.3 (turning PIE on and off with
 //! the buffer occupancy); PIE is active from the start.
 //!
-//! Heads up: read `spec/qdiscs.md` ("pie") and
-//! `spec/reference/aqm-algorithms.md` §4.2 first. The latter reconstructs the
-//! RFC pseudo-code from the implementations that follow it (FreeBSD
-//! dummynet, Linux, ns-3) and lists where they differ; vectors T18 and T19
-//! of its §6 are tests below.
+//! Heads up: the rules below follow RFC 8033 as the implementations written
+//! from it read it (FreeBSD dummynet, Linux, ns-3), and the choices list
+//! where they differ. Test vectors T18 and T19, computed from the formulas of
+//! §4.2, are tests below.
 //!
 //! # The algorithm
 //!
@@ -103,19 +102,19 @@
 //!   measurement starts at once if the queue still holds `dq_threshold`
 //!   bytes. Not counting the starting packet makes the sample exact for
 //!   back-to-back packets of equal size (the interval holds as many
-//!   transmissions as packets counted); Linux, whose order the reference
-//!   reconstruction follows, counts it too and so overestimates the rate by
-//!   one packet's worth (17/16 with 1000 B packets). Because the start needs `dq_threshold`
-//!   bytes queued behind it, the queue cannot empty before the measurement
-//!   ends, so no sample spans idle time. The first sample is taken as is,
-//!   later ones enter `avg_dq_rate` with weight `dq_rate_weight`.
-//!   Implementations disagree on the weight (Linux 1/8, ns-3 1/2, FreeBSD
-//!   and DPDK 1/4) and the reference notes leave the RFC's value unverified
-//!   (aqm-algorithms.md §7, item 3). The default is 0.25 because FreeBSD and
-//!   DPDK, the two implementations written from the RFC, both derive it from
-//!   DQ_THRESHOLD as `DQ_THRESHOLD / 2^16`. FreeBSD averages the time taken
-//!   to drain `dq_threshold` bytes; this averages the rate (bytes/s) as Linux
-//!   and ns-3 do, so that `avg_dq_rate` is traced in meaningful units.
+//!   transmissions as packets counted); Linux, whose order of operations this
+//!   follows, counts it too and so overestimates the rate by one packet's
+//!   worth (17/16 with 1000 B packets). Because the start needs
+//!   `dq_threshold` bytes queued behind it, the queue cannot empty before the
+//!   measurement ends, so no sample spans idle time. The first sample is
+//!   taken as is, later ones enter `avg_dq_rate` with weight
+//!   `dq_rate_weight`. Implementations disagree on the weight (Linux 1/8,
+//!   ns-3 1/2, FreeBSD and DPDK 1/4) and the RFC's own value could not be
+//!   verified. The default is 0.25 because FreeBSD and DPDK, the two
+//!   implementations written from the RFC, both derive it from DQ_THRESHOLD
+//!   as `DQ_THRESHOLD / 2^16`. FreeBSD averages the time taken to drain
+//!   `dq_threshold` bytes; this averages the rate (bytes/s) as Linux and ns-3
+//!   do, so that `avg_dq_rate` is traced in meaningful units.
 //! - **Burst allowance** (§4.4, RFC semantics): `drop_prob` is still
 //!   computed while allowance remains (ns-3 forces it to 0); the allowance
 //!   falls by `t_update` per update (Linux: by the time between dequeues) and
@@ -655,7 +654,7 @@ mod test {
             .1
     }
 
-    // T18 and T19 (aqm-algorithms.md §6)
+    // T18 and T19, computed from §4.2's update and auto-scaling
 
     /// T18 prob after updates 1..6 with qdelay 30 ms held, from 0:
     /// update 1: p = 0.125 (0.030 - 0.015) + 1.25 (0.030 - 0) = 0.039375,
@@ -679,7 +678,7 @@ mod test {
             pie_update(&p, &mut s, ms(30));
             assert_close(s.drop_prob, want);
         }
-        // The rounded values printed in the reference.
+        // The rounded value, as printed to 8 digits.
         assert!((s.drop_prob - 9.2468262e-5).abs() < 1e-12);
         assert_eq!(s.qdelay_old, ms(30));
     }

@@ -1,15 +1,14 @@
 //! Random Early Detection, with the adaptive variants `ared` and `feng-ared`.
 //!
-//! Heads up: read `spec/qdiscs.md` sections "red", "ared" and "feng-ared"
-//! (what aqmlab implements; it wins) and `spec/reference/aqm-algorithms.md`
-//! sections 1.3–1.10 (the paper, ns-2, Linux and ns-3 side by side) before
+//! Heads up: read the paper, ns-2's `queue/red.cc` and the choices against
+//! ns-2 and the paper below (with Linux and ns-3 where they differ) before
 //! changing this file. The adaptation rules live in [`crate::ared`].
 //!
 //! S. Floyd, V. Jacobson, "Random Early Detection Gateways for Congestion
 //! Avoidance", IEEE/ACM Transactions on Networking 1(4), 1993: the general
 //! algorithm of Section 4 (Fig. 2), the average of Section 6 and the
 //! marking probability with the uniform-gap count correction of Section 7.
-//! The default model is ns-2's `queue/red.cc` (reference section 1.4), which
+//! The default model is ns-2.35's `queue/red.cc`, which
 //! the classic RED studies ran on. Per arrival that sees a backlog `q`
 //! (excluding itself, and excluding the packet being transmitted):
 //!
@@ -267,7 +266,7 @@ struct Resolved {
 }
 
 impl RedParams {
-    /// `red` with the spec's defaults for everything but the thresholds,
+    /// `red` with aqmlab's defaults for everything but the thresholds,
     /// `max_p` and `w_q`.
     pub fn red(limit: Limit, min_th: Threshold, max_th: Threshold, max_p: f64, w_q: Weight) -> RedParams {
         RedParams {
@@ -291,9 +290,9 @@ impl RedParams {
         }
     }
 
-    /// `ared` with the spec's defaults: automatic thresholds and `w_q`,
+    /// `ared` with aqmlab's defaults: automatic thresholds and `w_q`,
     /// gentle, timer-driven updates every 0.5 s. The initial `max_p` is 0.1
-    /// (ns-2's default; the spec does not set one).
+    /// (ns-2's default).
     pub fn ared(limit: Limit) -> RedParams {
         RedParams {
             gentle: true,
@@ -302,7 +301,7 @@ impl RedParams {
         }
     }
 
-    /// `feng-ared` with the spec's defaults (a = 3, b = 2, bottom = 0.0001,
+    /// `feng-ared` with aqmlab's defaults (a = 3, b = 2, bottom = 0.0001,
     /// fixed thresholds). Set `adapt` to a [`FengParams`] with `dynamic`
     /// for dynamic thresholds.
     pub fn feng(limit: Limit, min_th: Threshold, max_th: Threshold, max_p: f64, w_q: Weight) -> RedParams {

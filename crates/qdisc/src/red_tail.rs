@@ -18,10 +18,9 @@
 //!                        C2 = C - C1
 //! ```
 //!
-//! Defaults (the paper leaves them to a technical report; chosen here, as
-//! the spec states): min_th1 = 5 packets, max_th1 = 50 packets, c1_min =
-//! 0.2 C, c1_max = 0.8 C. `c1_min` and `c1_max` are written as fractions of
-//! C.
+//! Defaults (the paper leaves them to a technical report; chosen here):
+//! min_th1 = 5 packets, max_th1 = 50 packets, c1_min = 0.2 C, c1_max = 0.8 C.
+//! `c1_min` and `c1_max` are written as fractions of C.
 //!
 //! The scheduler. While both queues hold packets, the link serves them so
 //! that their long-run shares of transmitted bits are C1 : C2 as C1 changes:

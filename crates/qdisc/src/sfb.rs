@@ -7,8 +7,8 @@
 //! buffering). Implemented as Linux `sch_sfb` (J. Chroboczek, E. Dumazet)
 //! does it, which is the de-facto reference.
 //!
-//! Heads up: read `spec/qdiscs.md` ("sfb") and `spec/reference/aqm-algorithms.md`
-//! section 3.2 first, and [`crate::blue`] for plain BLUE.
+//! Heads up: read Linux's `net/sched/sch_sfb.c` first, and [`crate::blue`]
+//! for plain BLUE.
 //!
 //! # The algorithm
 //!
@@ -683,7 +683,7 @@ mod test {
         q
     }
 
-    // Fixed point (aqm-algorithms.md T20, T21)
+    // Fixed point (Linux's Q0.16 probabilities; T20, T21)
 
     #[test]
     fn test_tc_probabilities_convert_to_linux_q16_steps() {
@@ -821,7 +821,7 @@ mod test {
         );
     }
 
-    // Misclassification (aqm-algorithms.md T22)
+    // Misclassification (T22)
 
     #[test]
     fn test_hash_levels_misclassification_rate_matches_formula() {

@@ -1,7 +1,7 @@
-//! Engine speed on the standard TCP dumbbell of studies.md A1: 4 hosts,
-//! RTTs 120-180 ms, a 10 Mb/s bottleneck, 4 CBR UDP sources at 1 Mb/s in
-//! total, N TCP SACK flows with delayed ACKs and payloads uniform in
-//! 1400-1628 B, RED (buffer 300, min_th 45, max_th 195, max_p 0.1, w_q
+//! Engine speed on the standard TCP dumbbell of study A1 (Brandauer et al.):
+//! 4 hosts, RTTs 120-180 ms, a 10 Mb/s bottleneck, 4 CBR UDP sources at
+//! 1 Mb/s in total, N TCP SACK flows with delayed ACKs and payloads uniform
+//! in 1400-1628 B, RED (buffer 300, min_th 45, max_th 195, max_p 0.1, w_q
 //! 0.002). Prints wall seconds, events per second and simulated seconds per
 //! wall second, best of several runs.
 //!

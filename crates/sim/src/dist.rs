@@ -356,7 +356,7 @@ mod test {
 
     #[test]
     fn test_pareto_mean_matches_reference_vector() {
-        // tcp-traffic-models.md section 6 vector 3: K = 2.3 KB, a = 1.3 -> mean 9.9667 KB.
+        // Pareto mean K a / (a - 1): K = 2.3 KB, a = 1.3 -> mean 9.9667 KB.
         let d = parse_ok(
             json!({"dist": "pareto", "shape": 1.3, "scale": "2.3KB"}),
             Quantity::Bytes,
@@ -372,7 +372,7 @@ mod test {
 
     #[test]
     fn test_pareto2_scale_from_mean() {
-        // ParetoII avg 12, shape 1.2: lambda = 2.4 (vector 3).
+        // ParetoII mean lambda / (shape - 1): avg 12, shape 1.2 -> lambda = 2.4.
         let d = parse_ok(json!({"dist": "pareto2", "shape": 1.2, "mean": 12}), Quantity::Count);
         assert!(matches!(d, Dist::Pareto2 { scale, .. } if (scale - 2.4).abs() < 1e-12));
     }
@@ -427,8 +427,7 @@ mod test {
 
     #[test]
     fn test_ceil_mean_matches_reference_vector_heavy_tail() {
-        // tcp-traffic-models.md section 6 vector 3: ParetoII mean 12, shape
-        // 1.2 (lambda 2.4) gives E[ceil X] = 12.5409; mean 10 gives 10.5487.
+        // ParetoII mean 12, shape 1.2 (lambda 2.4) gives E[ceil X] = 12.5409; mean 10 gives 10.5487.
         // With shape 1.2 most of the sum is in the closed-form tail.
         let d = Dist::Pareto2 { shape: 1.2, scale: 2.4 };
         assert!((d.ceil_mean().unwrap() - 12.5409).abs() < 1e-3, "{:?}", d.ceil_mean());

@@ -1,13 +1,13 @@
 //! What is measured at queues and flows, over the measurement window.
 //!
-//! Definitions follow `spec/metrics.md`: counters count events whose time is
-//! inside [warmup, duration]; the backlog is integrated over time (a
-//! time average, not a per-arrival average); the sojourn time of a packet is
-//! from its arrival at the queue to the start of its transmission; a loss run
-//! at a queue starts when an arrival causes a drop after an accepted arrival
-//! and ends at the next accepted arrival; runs still open at the end are
-//! discarded. Monitors also keep whole-run totals, from time zero, for the
-//! conservation identity arrivals = departures + drops + backlog.
+//! Definitions: counters count events whose time is inside [warmup,
+//! duration]; the backlog is integrated over time (a time average, not a
+//! per-arrival average); the sojourn time of a packet is from its arrival at
+//! the queue to the start of its transmission; a loss run at a queue starts
+//! when an arrival causes a drop after an accepted arrival and ends at the
+//! next accepted arrival; runs still open at the end are discarded. Monitors
+//! also keep whole-run totals, from time zero, for the conservation identity
+//! arrivals = departures + drops + backlog.
 
 use aqmlab_qdisc::time::NANOS_PER_SEC;
 use aqmlab_qdisc::{DropReason, Duration, Time};
@@ -159,7 +159,7 @@ struct ClassStats {
     sojourn: DelayStats,
 }
 
-/// Counts loss runs as `spec/metrics.md` defines them.
+/// Counts loss runs as the module documentation defines them.
 #[derive(Clone, Debug, Default)]
 pub struct LossRuns {
     run: u64,
@@ -446,8 +446,8 @@ mod test {
 
     #[test]
     fn test_loss_runs_reference_sequence() {
-        // tcp-traffic-models.md section 6 vector 10: A D D A D A A D D D A D
-        // gives closed runs 2, 1, 3 and an open run that is discarded.
+        // A D D A D A A D D D A D (A accepted, D dropped) gives closed runs
+        // 2, 1, 3 and an open run that is discarded.
         let mut r = LossRuns::default();
         for c in "ADDADAADDDAD".chars() {
             if c == 'D' {
@@ -464,7 +464,7 @@ mod test {
 
     #[test]
     fn test_jain_index_reference_vectors() {
-        // tcp-traffic-models.md section 6 vector 8.
+        // Jain, Chiu, Hawe (DEC-TR-301, 1984): (sum x)^2 / (n sum x^2).
         assert!((jain_index(&[1.0, 2.0, 3.0, 4.0]) - 0.833_333_333).abs() < 1e-9);
         assert_eq!(jain_index(&[1.0, 1.0, 1.0, 1.0]), 1.0);
         assert_eq!(jain_index(&[10.0, 0.0, 0.0, 0.0]), 0.25);

@@ -377,7 +377,7 @@ fn weight(v: &Value) -> Result<Weight, String> {
 }
 
 /// `red`, `ared` and `feng-ared`: one implementation, three sets of
-/// defaults (qdiscs.md). `red` and `feng-ared` need thresholds, `max_p` and
+/// defaults. `red` and `feng-ared` need thresholds, `max_p` and
 /// `w_q`; `ared` defaults them to auto, auto and 0.1.
 fn parse_red(cx: &mut Cx, t: &mut Table, kind: &str, limit: Option<Limit>) -> Option<QdiscSpec> {
     let mut p = if kind == "ared" {

@@ -274,7 +274,7 @@ struct Tracer {
     columns: Vec<(String, Vec<f64>)>,
 }
 
-/// What a run produces: the summary (see `spec/metrics.md`) and the time
+/// What a run produces: the summary (README, "What is measured") and the time
 /// series as named columns.
 #[derive(Clone, Debug)]
 pub struct RunOutput {

@@ -11,9 +11,9 @@
 //! `next_timer()` says when the machine wants `timer()` called next, in the
 //! spirit of smoltcp's `poll_at()`.
 //!
-//! Heads up! Read first: `spec/traffic.md` (kinds `web`, `http11`, `file`,
-//! and "Distributions") and `spec/reference/tcp-traffic-models.md` sections
-//! 3.1 (ns-2's random variables), 3.2 (WebTraf) and 3.4 (HTTP/1.1).
+//! Heads up! Read first: the README's traffic kinds `web`, `http11` and
+//! `file` and its distributions (under "Scenario files"), and ns-2.35's
+//! `tools/ranvar.cc` (random variables) and `webcache/webtraf.cc` (WebTraf).
 //!
 //! # Web sessions
 //!
@@ -722,7 +722,7 @@ mod test {
         assert!(matches!(p.object_size, Dist::Pareto2 { shape, .. } if shape == 1.2));
         assert!((p.object_size.mean().unwrap() - 12.0).abs() < 1e-12);
         assert!(p.replace_finished);
-        // E[ceil X] = 12.5409 (tcp-traffic-models.md section 6 vector 3).
+        // E[ceil X] = 12.5409 (see `Dist::ceil_mean`'s tests).
         assert!((p.mean_object_pkts().unwrap() - 12.5409).abs() < 1e-3);
         // 400 sessions, 1000-B packets, pages taking 0.5 s on average:
         // 400 x 12.5409 x 8000 / 15.5 = 2.5891 Mb/s.

@@ -1,9 +1,9 @@
-//! The AQMs of issue 3 in whole runs, each against a value known
-//! independently of the code under test: a Markov chain (RED with the
-//! instantaneous queue), the exact gap law of Floyd's count correction
-//! (reference T6), the AIMD rule of Adaptive RED applied by hand, the
-//! operating point that dynamic thresholds must reach, BLUE's step and
-//! freeze-time rules, CoDel's control law and SFB's penalty rate.
+//! The AQMs in whole runs, each against a value known independently of the
+//! code under test: a Markov chain (RED with the instantaneous queue), the
+//! exact gap law of Floyd's count correction (Floyd and Jacobson 1993,
+//! section 7), the AIMD rule of Adaptive RED applied by hand, the operating
+//! point that dynamic thresholds must reach, BLUE's step and freeze-time
+//! rules, CoDel's control law and SFB's penalty rate.
 //!
 //! Most checks read the time series of a run (`[trace]`): the engine samples
 //! every `interval` from 0, and a sample due at the same instant as a packet
@@ -70,7 +70,8 @@ fn ns(seconds: f64) -> i64 {
 /// Stationary distribution of the number in system n = 0..=41 for Poisson
 /// arrivals at load `rho` into RED with the instantaneous queue (min_th 20,
 /// max_th 40, max_p 1, no count correction, limit 40) and exponential
-/// service: models.md 1.4, pi(n) proportional to rho^n prod_{l<n} (1 - D(l)).
+/// service: Bonald, May, Bolot (INFOCOM 2000), pi(n) proportional to rho^n
+/// prod_{l<n} (1 - D(l)).
 ///
 /// Convention (aqmlab's): an arrival that finds n packets in the system
 /// sees the backlog *waiting* behind the packet in transmission, excluding
@@ -221,7 +222,7 @@ fn test_red_instantaneous_queue_matches_birth_death_chain() {
 // 2. Floyd's count correction: gaps uniform on 1..1/p_b - 1 (T6)
 // ---------------------------------------------------------------------------
 
-/// P(gap > n) at constant p_b with ns-2's count (reference 1.4):
+/// P(gap > n) at constant p_b with ns-2's count (`queue/red.cc`):
 /// (1 - (n + 1) p_b) / (1 - p_b), clamped at 0.
 fn gap_survival(p_b: f64, n: u64) -> f64 {
     if n == 0 {

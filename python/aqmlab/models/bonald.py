@@ -1,11 +1,11 @@
 """Markov models of Tail Drop and RED with an instantaneous queue.
 
-T. Bonald, M. May, J.-C. Bolot, "Analytic evaluation of RED performance",
-IEEE INFOCOM 2000 (models.md section 1). One queue with room for ``K``
-packets *in the system* (waiting plus the one in service), exponential
-service at rate ``mu``, Poisson or batch-Poisson arrivals. Rates are in units
-of ``mu`` throughout (``mu = 1``), so a load ``rho`` is an arrival rate and
-times come out in mean service times unless a ``mu`` is given.
+T. Bonald, M. May, J.-C. Bolot, "Analytic evaluation of RED performance", IEEE
+INFOCOM 2000. One queue with room for ``K`` packets *in the system* (waiting
+plus the one in service), exponential service at rate ``mu``, Poisson or
+batch-Poisson arrivals. Rates are in units of ``mu`` throughout (``mu = 1``),
+so a load ``rho`` is an arrival rate and times come out in mean service times
+unless a ``mu`` is given.
 
 RED here is the paper's basic drop function of the queue size ``x`` an
 arrival sees (no averaging, no gentle region, no count spacing)::
@@ -51,7 +51,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Red:
-    """The basic RED drop function d(x) of models.md 1 (thresholds in packets)."""
+    """The paper's basic RED drop function d(x) (thresholds in packets)."""
 
     min_th: float
     max_th: float
@@ -155,7 +155,7 @@ def _check_batch(B: int) -> None:
 
 def drop_probability(rho: float | np.ndarray, K: int, B: int = 1, red: Red | None = None, *,
                      count_arrival: bool = True, count_in_service: bool = True) -> np.ndarray | float:
-    """Packet drop probability of batch-Poisson input (models.md 1.1):
+    """Packet drop probability of batch-Poisson input:
     batches of ``B`` packets at rate ``rho / B`` (load ``rho``), Tail Drop
     (``red=None``) or RED with the instantaneous queue.
 
@@ -181,7 +181,7 @@ def mix_drop_probability(rho: float | np.ndarray, bursty_fraction: float | np.nd
                          count_in_service: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Per-stream drop probabilities of a bursty stream (batches of ``B``,
     load ``rho * bursty_fraction``) and a Poisson stream (the rest of
-    ``rho``) into one queue (models.md 1.2): ``(P(b), P(s))``.
+    ``rho``) into one queue: ``(P(b), P(s))``.
 
     Tail Drop: ``P(b)`` as :func:`drop_probability`, ``P(s) = pi(K)``. RED:
     both ``sum pi(k) d(k)``, the bursty one plus its overflow (see
@@ -207,7 +207,7 @@ def mix_drop_probability(rho: float | np.ndarray, bursty_fraction: float | np.nd
 
 @dataclass(frozen=True)
 class QueueSize:
-    """The number in the system ``k = 0..K`` in steady state (models.md 1.4)."""
+    """The number in the system ``k = 0..K`` in steady state."""
 
     k: np.ndarray
     distribution: np.ndarray
@@ -220,7 +220,7 @@ class QueueSize:
 
 def queue_distribution(rho: float, K: int, red: Red | None = None, *, mu: float = 1.0, count_arrival: bool = True,
                        count_in_service: bool = True) -> QueueSize:
-    """Queue-size distribution with Poisson input (models.md 1.4).
+    """Queue-size distribution with Poisson input.
 
     Tail Drop: the truncated geometric ``pi(k) = rho^k (1 - rho) / (1 -
     rho^(K+1))`` (uniform when ``rho = 1``). RED: the birth-death chain
@@ -278,7 +278,7 @@ def _from_survival(survival: list[float] | np.ndarray) -> RunLength:
 
 
 def consecutive_drops_td(rho: float) -> RunLength:
-    """Tail Drop with Poisson input (models.md 1.3): after a drop the queue
+    """Tail Drop with Poisson input: after a drop the queue
     is full and the next event is an arrival (dropped) with probability ``p =
     rho / (rho + 1)``, so ``P(N > n) = p^n``: mean ``rho + 1``, variance
     ``rho (rho + 1)`` (geometric), given in closed form; the distribution is
@@ -295,8 +295,8 @@ def consecutive_drops_td(rho: float) -> RunLength:
 
 def consecutive_drops_red(rho: float, K: int, red: Red | None, *, method: str = "approx2",
                           count_arrival: bool = True, count_in_service: bool = True) -> RunLength:
-    """Consecutive drops of RED with the instantaneous queue, Poisson input
-    (models.md 1.3); mean and variance are summed from the distribution.
+    """Consecutive drops of RED with the instantaneous queue, Poisson input;
+    mean and variance are summed from the distribution.
 
     ``method="approx2"``: the paper's Approximation 2 (its eq. 4), every
     packet of a run dropped with the ``d(k)`` of the state where it began::

@@ -5,9 +5,8 @@ one-dimensional map sampled every S seconds.
 Source: Jia-Shiang Jou, Xiaobo Tan and John S. Baras, "A Parallel Queue
 Structure for Active Queue Management", Proc. 38th Conference on
 Information Sciences and Systems (CISS), Princeton, 2004: the analysis of
-the queue length under the dynamic-threshold Adaptive RED. Read first:
-``spec/models.md`` section 2 (what this module implements) and
-``spec/studies.md`` C4 (the numbers it is used with).
+the queue length under the dynamic-threshold Adaptive RED. Study C4
+(``aqmlab.studies.parallel_queue``) holds the numbers it is used with.
 
 The model. With the drop probability fixed, flow k keeps a constant mean
 window ``W_bar`` (bits) and sends ``W_bar`` per round trip, the round trip
@@ -175,7 +174,7 @@ def equilibrium(*, W_bar: float, C: float, d: npt.ArrayLike) -> float:
     the flows fill the link with an empty queue, ``sum_k W_bar/d_k >= C``;
     otherwise :class:`~aqmlab.exceptions.ModelError` names the values. At
     exact equality the link is just filled by an empty queue and
-    ``q_e = 0.0`` is returned (the spec's condition is ``>=``); the clipped
+    ``q_e = 0.0`` is returned (the condition is ``>=``); the clipped
     map then has 0 as its fixed point as well.
     """
     W_bar = _positive("W_bar", W_bar, "bits")
@@ -240,7 +239,7 @@ def stability(*, S: float, W_bar: float, C: float, d: npt.ArrayLike) -> Stabilit
     ``S* = N*W_bar/C = d + q_e/C``, the round-trip time at equilibrium (used
     in closed form, so that ``S = N*W_bar/C`` gives ``f'(q_e) = 0`` exactly).
 
-    The heterogeneous closed form as models.md writes it,
+    The heterogeneous closed form given for this bound,
     ``(C/W_bar - N(N-1)/(q_e + C*min_k d_k)^2)^-1``, cannot be right: its two
     terms have units 1/s and 1/bits^2, and for equal delays it does not
     reduce to ``N*W_bar/C``. It is the bound that follows from (3), which
@@ -248,7 +247,7 @@ def stability(*, S: float, W_bar: float, C: float, d: npt.ArrayLike) -> Stabilit
     ``sum_k x_k^-2 = W_bar^-2 - sum_{j != k} 1/(x_j*x_k)`` and each of the
     ``N(N-1)`` cross terms is at most ``1/x_min^2`` with
     ``x_min = q_e + C*min_k d_k``, which gives, with the factor ``W_bar*C``
-    the spec's formula lost::
+    the formula as given lost::
 
         s_monotone_paper_bound = (C/W_bar - W_bar*C*N(N-1)/(q_e + C*min_k d_k)^2)^-1
 
@@ -487,7 +486,7 @@ _PRINTED_PI = 1e-12
     Param("L", float, 8000.0, "packet size of the discretised chain, bits"),
 )
 def lindley(*, N: int, W_bar: float, C: float, d: float, S: float | None, B: float, sigma: float, L: float) -> Quantities:
-    """models.md 2 for N flows with equal delay: the scalars of
+    """The queue-dynamics model for N flows with equal delay: the scalars of
     :func:`stability`, the Markov chain's ``mean``/``var`` and the Gaussian
     approximation's ``gauss_mean``/``gauss_var`` (bits, bits^2; NaN when
     ``|f'(q_e)| >= 1``), and the chain's ``distribution`` over ``q_bits``.

@@ -1,12 +1,12 @@
 """REDopt: RED parameters from the bottleneck capacity, the round-trip time
-and the number of TCP flows (qdiscs.md, section REDopt; models.md 5).
+and the number of TCP flows.
 
 Ziegler, Brandauer and Fdida ("A quantitative model for the parameter
 setting of RED with TCP traffic", IWQoS 2001) derive RED's parameters from
 these inputs so that the average queue settles at ``(min_th + max_th) / 2``
 with small oscillation. Their formulas could not be obtained, so this is
 *not* their model: it is aqmlab's model with the same inputs and aims, built
-from published parts as qdiscs.md specifies:
+from published parts:
 
 1. target equilibrium queue ``q*`` (packets) and ``R = R0 + q*/C``;
 2. the equilibrium drop probability from Mathis et al.: ``p* = (3 / (2b))

@@ -3,7 +3,7 @@
 A model module registers a *compute* function with :func:`register`, giving
 its command name, a one-line summary and its parameters. The function takes
 the parameters as keyword arguments and returns a flat dict of quantities,
-keyed by the names models.md gives them (``mean``, ``var``, ``loss``,
+keyed by names shared across the models (``mean``, ``var``, ``loss``,
 ``distribution``, ``q_e``, ``max_p``, ...). A value is a number, a string, a
 bool or a 1-D sequence of numbers; the CLI prints the scalars as one table
 and each set of equally long sequences as another, and ``--json`` prints the

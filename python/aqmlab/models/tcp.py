@@ -1,5 +1,5 @@
 """Steady-state throughput of a bulk TCP flow as a function of its loss
-probability ``p`` and round-trip time (models.md section 4).
+probability ``p`` and round-trip time.
 
 - Mathis, Semke, Mahdavi, Ott, "The macroscopic behavior of the TCP
   congestion avoidance algorithm", ACM CCR 27(3), 1997: ``B = (MSS / RTT) C /
@@ -10,7 +10,7 @@ probability ``p`` and round-trip time (models.md section 4).
 - Padhye, Firoiu, Towsley, Kurose, "Modeling TCP throughput: a simple model
   and its empirical validation", SIGCOMM 1998: the full model (with
   timeouts, ``T0`` the base RTO, and the receiver window ``W_max``; eqs. 13,
-  28 and 31 as summarised in the reference notes) and the approximate one
+  28 and 31) and the approximate one
   (eq. 33), both in packets per second. ``p`` is the probability that a
   packet is the first loss of its round, closer to a loss-event rate than to
   a raw drop rate.

@@ -1,4 +1,4 @@
-"""Time-driven early discard: buffer sizing and fair goodput (models.md 3).
+"""Time-driven early discard: buffer sizing and fair goodput.
 
 M. Baldi, A. Vesco (time-driven early discard, TED): a TED queue discards a
 packet whose queueing has exceeded its deadline, so its backlog is bounded by

@@ -1,7 +1,7 @@
-"""The five classic AQM studies of studies.md, each as ``aqmlab reproduce
-STUDY [--scale smoke|quick|full]``: experiment files under
-``python/aqmlab/studies/<study>/``, run through the experiment layer, and a
-report with every table and figure the study lists."""
+"""The five classic AQM studies (td-vs-red, bonald, parallel-queue, blue,
+ted), each as ``aqmlab reproduce STUDY [--scale smoke|quick|full]``:
+experiment files under ``python/aqmlab/studies/<study>/``, run through the
+experiment layer, and a report with every table and figure the study lists."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 //! TCP's parameters as a scenario sets them (`tcp = { ... }` on a traffic
-//! group), with ns-2.35's defaults except the receiver window
-//! (`spec/transport.md`, reference `tcp-traffic-models.md` section 1).
+//! group), with ns-2.35's defaults (`tcl/lib/ns-default.tcl` and the
+//! agents' constructors in `tcp/tcp.cc`) except the receiver window.
 
 use aqmlab_qdisc::Duration;
 

@@ -3,10 +3,9 @@
 //! are the sender's business ([`super::sender`]); this file is only the
 //! arithmetic.
 //!
-//! Heads up: read `spec/transport.md` ("RTO") and
-//! `spec/reference/tcp-traffic-models.md` section 1.9 (ns-2.35's
-//! `rtt_update`, `rtt_timeout`, `rtt_backoff`), the RTO rows of the table in
-//! section 1.12 and test vector 6 of section 6 before changing this file.
+//! Heads up: read ns-2.35's `tcp/tcp.cc` (`rtt_update`, `rtt_timeout`,
+//! `rtt_backoff`) and RFC 6298 before changing this file; the tests below
+//! work one sequence of samples through both.
 //!
 //! # Modes ([`RtoConfig`])
 //!
@@ -354,7 +353,7 @@ mod test {
         assert_eq!(e.rto(), Duration(ms_x10 * MS / 10), "rto");
     }
 
-    // Vector 6 (ns-2)
+    // Samples of 100, 100, 300 and 50 ms (ns-2)
 
     #[test]
     fn test_ns2_before_any_sample_rto_is_3s() {
@@ -433,7 +432,7 @@ mod test {
         assert_eq!(f.ns2_scaled(), Some((8, 2)));
     }
 
-    // Vector 6 (RFC 6298)
+    // The same samples (RFC 6298)
 
     #[test]
     fn test_rfc6298_samples_give_raw_vector6_then_1s_floor() {

@@ -1,5 +1,5 @@
 //! The SACK sender's scoreboard, as ns-2.35's `Agent/TCP/Sack1` keeps it
-//! (`tcp/scoreboard-rq.cc`, reference `tcp-traffic-models.md` section 1.8):
+//! (`tcp/scoreboard-rq.cc`, used by `tcp/tcp-sack1.cc`):
 //! the union of the SACKed packet ranges above the cumulative ACK, and a
 //! pointer `h_seqno` to the next hole to consider. It only answers "which
 //! hole next"; when to retransmit and the pipe counter are the sender's.

@@ -5,34 +5,36 @@
 //! the deadline of its retransmission timer. It knows nothing of packet
 //! sizes, links or the event queue.
 //!
-//! Heads up: read `spec/transport.md` and
-//! `spec/reference/tcp-traffic-models.md` section 1 (1.2 to 1.12) before
-//! changing this file; the comments below cite its subsections. Where that
-//! text is silent this file follows ns-2.35's sources and says so. The RTO
-//! arithmetic is in [`super::rtt`], the SACK scoreboard in
-//! `scoreboard.rs`.
+//! Heads up: this is ns-2.35's `tcp/tcp.cc` (the base agent: state,
+//! sending, ACK processing, the timer, ECN), `tcp/tcp-reno.cc`,
+//! `tcp/tcp-newreno.cc` and `tcp/tcp-sack1.cc`, with the defaults of
+//! `tcl/lib/ns-default.tcl`; read the parts the comments below name before
+//! changing this file. The RTO arithmetic is in [`super::rtt`], the SACK
+//! scoreboard in `scoreboard.rs`.
 //!
-//! # What is implemented (reference section 1)
+//! # What is implemented
 //!
-//! * 1.2-1.3 state, reset and start-up: cwnd 1 for the SYN, then
+//! * State, reset and start-up (`tcp.cc`): cwnd 1 for the SYN, then
 //!   `initial_window` set on the first new ACK that acknowledges exactly
 //!   packet 0 (after the normal increase); `initial_window` drops to 1 if
 //!   the first packet times out (`bugfix_ss_`); ssthresh starts at
 //!   `initial_ssthresh_pkts`.
-//! * 1.4 `window()`, `send_much` with `max_burst`, `output` (ECT, CWR, RTT
-//!   timing of one new packet at a time, timer re-armed when none pending or
-//!   nothing was outstanding).
-//! * 1.5 ACK processing with per-ACK `opencwnd` and the single `slowdown`
-//!   routine (fractional halving, ns-2 `precisionReduce_`).
-//! * 1.6 Reno (dupwnd inflation, exit on any new ACK, one fast retransmit
-//!   per window), 1.7 NewReno (partial window deflation, "impatient" timer
-//!   reset on the first partial ACK only, bursts of at most 2 while dup
-//!   ACKs are counted), 1.8 Sack1 (scoreboard of up to 3 blocks per ACK,
-//!   `h_seqno`, counter pipe).
-//! * 1.9 the retransmission timer: go-back-N from the cumulative ACK,
-//!   backoff, Karn's rule, the idle timeout and `slow_start_restart`.
-//! * 1.11 ECN: halve at most once per window of data, ECE ACKs do not open
-//!   cwnd, CWR on the next packet, and the cwnd = 1 rule (`ecn_at_cwnd1`).
+//! * Sending (`tcp.cc`): `window()`, `send_much` with `max_burst`, `output`
+//!   (ECT, CWR, RTT timing of one new packet at a time, timer re-armed when
+//!   none pending or nothing was outstanding).
+//! * ACK processing (`tcp.cc`) with per-ACK `opencwnd` and the single
+//!   `slowdown` routine (fractional halving, ns-2 `precisionReduce_`).
+//! * Reno (`tcp-reno.cc`: dupwnd inflation, exit on any new ACK, one fast
+//!   retransmit per window), NewReno (`tcp-newreno.cc`: partial window
+//!   deflation, "impatient" timer reset on the first partial ACK only, bursts
+//!   of at most 2 while dup ACKs are counted), Sack1 (`tcp-sack1.cc`:
+//!   scoreboard of up to 3 blocks per ACK, `h_seqno`, counter pipe).
+//! * The retransmission timer (`tcp.cc`: `timeout`): go-back-N from the
+//!   cumulative ACK, backoff, Karn's rule, the idle timeout and
+//!   `slow_start_restart`.
+//! * ECN (`tcp.cc`, RFC 3168): halve at most once per window of data, ECE
+//!   ACKs do not open cwnd, CWR on the next packet, and the cwnd = 1 rule
+//!   (`ecn_at_cwnd1`).
 //!
 //! # ns-2 (the default) against the RFCs, and the options
 //!
@@ -54,9 +56,9 @@
 //! | ECT on retransmissions | yes | must not (3168 6.1.5) | none |
 //! | ECE at cwnd 1 | cwnd 0.5, wait for the RTO, backoff doubles while marks continue | same (3168 6.1.2) | `ecn_at_cwnd1 = Ignore`: cwnd stays >= 1 |
 //!
-//! # Where this file departs from, or adds to, the reference text
+//! # Finer points of ns-2, and departures from it
 //!
-//! * ns-2 sources beyond the text, followed: Reno also allows a fast
+//! * Finer points of ns-2's sources, followed: Reno also allows a fast
 //!   retransmit while its last action is still DUPACK
 //!   (`allow_fast_retransmit`); a dup ACK whose cumulative point is
 //!   `highest_ack == 0` may trigger fast retransmit whatever `recover` says
@@ -179,7 +181,7 @@ pub struct TcpSender {
     scoreboard: Scoreboard,
     stats: TcpSenderStats,
 
-    // State (reference section 1.2).
+    // State (ns-2's `Agent/TCP` variables, `tcp/tcp.cc`).
     /// Congestion window, packets (real).
     cwnd: f64,
     /// Slow-start threshold, packets (integer).
@@ -293,7 +295,7 @@ impl TcpSender {
         })
     }
 
-    // The application's interface (reference 1.3).
+    // The application's interface (`tcp/tcp.cc`).
 
     /// The application starts: with `syn`, packet 0 (the SYN) is added to
     /// the send limit and sent; then whatever data the application already
@@ -345,7 +347,7 @@ impl TcpSender {
             return;
         }
         let a = ack.ack.map_or(-1, i64::from);
-        // 1.11: the ECN response comes before the ACK moves anything.
+        // As ns-2: the ECN response comes before the ACK moves anything.
         if ack.ece && self.params.ecn {
             self.ecn_response(a);
         }
@@ -468,7 +470,7 @@ impl TcpSender {
         &self.stats
     }
 
-    // Sending (reference 1.4).
+    // Sending (`tcp/tcp.cc`: `send_much`, `output`).
 
     fn window(&self) -> i64 {
         let w = match self.params.variant {
@@ -610,7 +612,7 @@ impl TcpSender {
         }
     }
 
-    // The window (reference 1.5).
+    // The window (`tcp/tcp.cc`: `opencwnd`, `slowdown`).
 
     fn opencwnd(&mut self) {
         if self.cwnd < self.ssthresh as f64 {
@@ -711,14 +713,14 @@ impl TcpSender {
         }
     }
 
-    /// 1.3: the first data flight is IW, set on the ACK of packet 0.
+    /// Start-up: the first data flight is IW, set on the ACK of packet 0.
     fn apply_initial_window(&mut self) {
         if self.last_ack == 0 && self.params.syn {
             self.cwnd = self.initial_window;
         }
     }
 
-    // Reno (reference 1.6).
+    // Reno (`tcp/tcp-reno.cc`).
 
     fn reno_ack(&mut self, a: i64, ece: bool, now: Time, out: &mut Vec<Segment>) {
         let n = self.params.numdupacks;
@@ -787,7 +789,7 @@ impl TcpSender {
         }
     }
 
-    // NewReno (reference 1.7).
+    // NewReno (`tcp/tcp-newreno.cc`).
 
     fn newreno_ack(&mut self, a: i64, ece: bool, now: Time, out: &mut Vec<Segment>) {
         let n = self.params.numdupacks;
@@ -869,7 +871,7 @@ impl TcpSender {
         self.output(self.last_ack + 1, now, out);
     }
 
-    // SACK (reference 1.8).
+    // SACK (`tcp/tcp-sack1.cc`).
 
     fn sack_ack(&mut self, a: i64, ack: &AckInfo, now: Time, out: &mut Vec<Segment>) {
         let valid = a >= self.last_ack;
@@ -951,7 +953,7 @@ impl TcpSender {
         self.scoreboard.mark_retransmitted(self.highest_ack + 1);
     }
 
-    // The retransmission timer (reference 1.9).
+    // The retransmission timer (`tcp/tcp.cc`: `timeout`, `rtt_backoff`).
 
     fn set_rtx_timer(&mut self, now: Time) {
         self.rtx_deadline = Some(now + self.rtt.rto());
@@ -1245,7 +1247,7 @@ mod test {
         }
     }
 
-    // Start-up (1.3)
+    // Start-up
 
     #[test]
     fn test_new_start_sends_syn_with_cwnd_1_and_3s_timer() {
@@ -1353,7 +1355,7 @@ mod test {
         assert_eq!(f.snd.cwnd(), 4.0);
     }
 
-    // Vector 4: growth
+    // Window growth
 
     #[test]
     fn test_established_slow_start_ack_every_packet_doubles_per_rtt() {
@@ -1430,7 +1432,7 @@ mod test {
         assert_eq!((f.snd.cwnd() * 1e5).round() / 1e5, 10.95865);
     }
 
-    // Vector 5: window cuts
+    // Window cuts
 
     #[test]
     fn test_reno_window10_three_dupacks_halves_to_5_usable_8_then_inflates() {
@@ -1766,7 +1768,7 @@ mod test {
         assert_cwnd(&net.flow, 5.392_307_692_307_693, 5);
     }
 
-    // The retransmission timer (1.9)
+    // The retransmission timer
 
     #[test]
     fn test_established_rto_backs_off_and_karn_takes_no_sample_from_retransmission() {

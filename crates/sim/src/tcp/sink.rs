@@ -4,10 +4,9 @@
 //! packets are newly delivered in order, which ACKs to send (pushed onto a
 //! caller's buffer) and when its delayed-ACK timer wants to fire.
 //!
-//! Heads up: read `spec/transport.md` ("Sink options") and
-//! `spec/reference/tcp-traffic-models.md` sections 1.8 (the sink's SACK
-//! blocks), 1.10 (sinks and delayed ACKs) and 1.11 (the receiver's ECN
-//! rules) before changing this file.
+//! Heads up: read ns-2.35's `tcp/tcp-sink.cc` (sinks, delayed ACKs, the
+//! SACK blocks and the receiver's ECN rules in `ack()`) and RFC 3168 before
+//! changing this file.
 //!
 //! # Rules
 //!
@@ -22,12 +21,12 @@
 //!   packet while one is held) cancels the timer and is ACKed at once. When
 //!   the timer fires, the held packet is ACKed. ns-2 counts packets, not
 //!   "full-sized segments"; RFC 5681 allows up to 500 ms.
-//! * ECN (1.11): a packet with CWR clears the echo state, an ECT packet with
-//!   CE sets it (CWR first, so a packet with both leaves it set), and every
-//!   ACK of an ECT packet carries ECE while it is set. With a held packet,
-//!   both packets' flags count. Packet 0 sent not-ECT by an ECN sender is
-//!   the negotiation and gets ECE back (the sink is built from the same
-//!   `TcpConfig`, so `ecn` says whether the sender asked).
+//! * ECN (ns-2's `ack()`): a packet with CWR clears the echo state, an ECT
+//!   packet with CE sets it (CWR first, so a packet with both leaves it set),
+//!   and every ACK of an ECT packet carries ECE while it is set. With a held
+//!   packet, both packets' flags count. Packet 0 sent not-ECT by an ECN
+//!   sender is the negotiation and gets ECE back (the sink is built from the
+//!   same `TcpConfig`, so `ecn` says whether the sender asked).
 //! * SACK (`variant == Sack`, up to 3 blocks, half-open `[left, right)`):
 //!   the first block is the contiguous run holding the packet just
 //!   received (none if that packet is at or below the cumulative ACK), then
@@ -237,7 +236,7 @@ impl TcpSink {
     /// Builds and sends the ACK for `pkt` (and the held packet, if any).
     fn ack(&mut self, pkt: &DataInfo, held: Option<&DataInfo>, acks: &mut Vec<AckInfo>) {
         let any = |f: &dyn Fn(&DataInfo) -> bool| f(pkt) || held.is_some_and(f);
-        // 1.11: CWR first, then CE.
+        // As ns-2's `ack()`: CWR first, then CE.
         if any(&|p| p.cwr) {
             self.ecn_unacked = false;
         }
@@ -426,7 +425,7 @@ mod test {
         assert_eq!(rx.data(0), Delivered { from: 0, to: 2 });
     }
 
-    // Delayed ACKs (1.10)
+    // Delayed ACKs
 
     #[test]
     fn test_delack_syn_acked_at_once() {
@@ -484,7 +483,7 @@ mod test {
         assert_eq!(rx.acked(), vec![Some(6)]);
     }
 
-    // SACK blocks (1.8)
+    // SACK blocks
 
     #[test]
     fn test_sack_blocks_newest_first_then_most_recently_reported() {
@@ -519,7 +518,7 @@ mod test {
         assert_blocks(&rx, 3, &[]);
     }
 
-    // ECN echo (1.11)
+    // ECN echo
 
     #[test]
     fn test_ecn_syn_negotiation_echoed() {

@@ -1,8 +1,8 @@
 //! What crosses the network between a [`TcpSender`](super::TcpSender) and a
 //! [`TcpSink`](super::TcpSink): the TCP fields of a data packet and of an
-//! ACK, in ns-2's one-way model (reference `tcp-traffic-models.md` section
-//! 0 and 1.2). Sizes, addresses and queueing belong to the engine; these
-//! types carry only what the agents read.
+//! ACK, in ns-2's one-way model (the `hdr_tcp` of `tcp/tcp.h`, as
+//! `tcp/tcp.cc` and `tcp/tcp-sink.cc` use it). Sizes, addresses and queueing
+//! belong to the engine; these types carry only what the agents read.
 //!
 //! Sequence numbers count packets. With `syn` packet 0 is the SYN (header
 //! only) and data packets are 1, 2, ...; without it data starts at 0. An ACK

@@ -1,9 +1,9 @@
-"""Study B (studies.md): analytic evaluation of RED against Tail Drop.
+"""Study B: analytic evaluation of RED against Tail Drop.
 
 T. Bonald, M. May, J.-C. Bolot, "Analytic evaluation of RED performance",
 IEEE INFOCOM 2000. The open-loop part (B1-B4) puts one queue under Poisson,
 batch-Poisson and bursty-plus-Poisson input and lays the paper's Markov
-chains (``aqmlab.models.bonald``, models.md 1) over the simulated points; the
+chains (``aqmlab.models.bonald``) over the simulated points; the
 closed-loop part (B5-B8) runs TCP NewReno flows and CBR UDP through a 10 Mb/s
 bottleneck.
 
@@ -239,7 +239,7 @@ def sequential_batch_drop(rho: float, B: int, red: models.Red | None) -> float:
     it included (what a simulator does with packets that arrive at the same
     instant), instead of Approximation 1's queue at the batch's first packet.
     Same queue and conventions as the study's chains (K, CONV). Written here
-    as a check of Approximation 1; models.md does not list it."""
+    as a check of Approximation 1; ``aqmlab.models`` does not offer it."""
     d = models.bonald.drop_vector(K, red, **CONV)
     rates = np.zeros((K + 1, K + 1))
     rates[np.arange(1, K + 1), np.arange(K)] = 1.0  # services, mu = 1
@@ -275,7 +275,7 @@ def _b1(report: StudyReport) -> None:
     df = pd.DataFrame(rows)
     report.table("b1_drop_probability", df,
                  f"B1: packet drop probability (loss_rate) against offered load per batch size B; model = the "
-                 f"batch-Poisson chain (models.md 1.1, Approximation 1 for RED), K = {K}; model_sequential = the "
+                 f"batch-Poisson chain (Bonald et al., Approximation 1 for RED), K = {K}; model_sequential = the "
                  "same chain with each packet of a batch deciding on the queue it finds (equal to model for TD and "
                  "for B = 1). " + _reps_text(report, "b1") + ".")
     batches = sorted(df["B"].unique())
@@ -394,7 +394,7 @@ def _b2(report: StudyReport) -> None:
         return
     report.table("b2_drop_probability", df,
                  "B2: drop probability (loss_rate) of each stream; bursts at Poisson or Pareto (shape 1.4) times; "
-                 f"model = the two-stream chain (models.md 1.2, instantaneous queue for RED ex2, K = {K}), Poisson "
+                 f"model = the two-stream chain (Bonald et al., instantaneous queue for RED ex2, K = {K}), Poisson "
                  "bursts only. " + _reps_text(report, "b2_poisson") + ".")
     at2 = df[np.isclose(df["load"], MIX_LOAD)]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
@@ -615,7 +615,7 @@ def _b4(report: StudyReport) -> None:
     report.table("b4_queue_size", summary,
                  "B4: time-averaged backlog (packets waiting behind the one in transmission) and its variance, and "
                  "the mean number in the system (backlog + utilisation), simulation with 95% CI; model = the "
-                 f"birth-death chain (models.md 1.4), K = {K}, converted to the backlog max(k - 1, 0). "
+                 f"birth-death chain (Bonald et al.), K = {K}, converted to the backlog max(k - 1, 0). "
                  + _reps_text(report, "b34") + ".")
     dist = pd.DataFrame(dist_rows)
     report.table("b4_queue_distribution", dist,

@@ -1,4 +1,4 @@
-"""studies.md C: parallel queues and Adaptive RED with dynamic thresholds
+"""Study C: parallel queues and Adaptive RED with dynamic thresholds
 (Jou, Tan, Baras).
 
 - C1: one Feng-style Adaptive RED queue, 20 FTP flows and 20 more in the
@@ -51,7 +51,7 @@ SCALES: dict[str, dict[str, Any]] = {
     },
 }
 
-# C4's model parameters (studies.md C4) and the simulated queue they are set
+# C4's model parameters and the simulated queue they are set
 # against (C1's: 6 Mb/s, 64 ms, packets of 1000 B payload + 40 B header).
 W_BAR_BITS = 6.02e4
 C_BPS = 6e6
@@ -64,7 +64,7 @@ B_BITS = C1_LIMIT_PKTS * WIRE_BITS
 
 C2_LIMIT_PKTS = 160
 C2_WEB_HOSTS = 100
-# The RED+Tail sweep labels as (scheme, thresholds), the names studies.md uses.
+# The RED+Tail sweep labels as (scheme, thresholds), as the study's tables name them.
 C2_SCHEMES = {
     "DropTail": ("DropTail", "-"),
     "Adaptive RED fixed": ("Adaptive RED", "fixed"),
@@ -494,6 +494,6 @@ class ParallelQueue(Study):
             "At S = 2 RTT the homogeneous map has f'(q_e) = -1 exactly: the linearisation is marginal, so the "
             "noiseless trajectory alternates about q_e and the alternation shrinks only through the map's "
             f"curvature ({decay}); this is slow convergence, not chaos. The Gaussian approximation has no "
-            "stationary law there and is left out. The model takes W_bar and sigma as given (studies.md's values), not derived from the "
+            "stationary law there and is left out. The model takes W_bar and sigma as given (fixed inputs of the study), not derived from the "
             "simulated TCP flows, so the measured histogram is a check of the model's shape and location, not "
             "a fit.")

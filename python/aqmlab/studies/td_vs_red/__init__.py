@@ -2,7 +2,7 @@
 
 C. Brandauer, G. Iannaccone, C. Diot, T. Ziegler, S. Fdida, M. May,
 "Comparison of tail drop and active queue management performance for
-bulk-data and Web-like Internet traffic", IEEE ISCC 2001 (studies.md A).
+bulk-data and Web-like Internet traffic", IEEE ISCC 2001.
 
 Four schemes share each load point's buffer, REDopt's: TD, REDstd, GREDstd
 and REDopt (aqmlab.models.redopt). A1 sweeps the number of bulk TCP flows;
