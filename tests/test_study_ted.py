@@ -92,6 +92,8 @@ def test_values_in_range(out):
     fl = csv(out, "flows")
     assert (fl["goodput_bps"] >= 0).all() and (fl["goodput_bps"] <= 1e9).all()
     assert dict(zip(fl["connection"], fl["rtt_ms"])) == RTT_MS
+    # Each row is the connection it names: its own sender and receiver hosts.
+    assert (fl["src"] == fl["connection"] + "s").all() and (fl["dst"] == fl["connection"] + "d").all()
     on_c = fl[fl["crosses_C"]]
     # Nine connections share C: together they cannot deliver more than 300 Mb/s of payload.
     assert (on_c.groupby(["scheme", "replication"])["goodput_bps"].sum() <= 300e6).all()
@@ -221,3 +223,19 @@ def test_claims_and_table_i(out):
     t1 = csv(out, "table1_qmax").set_index("deadline_ms")
     # (J - 1) D C: 1 ms at 8 ports of 10 Gb/s is 7 x 1.25 MB.
     assert t1.loc[1.0, "ports_8_MB"] == pytest.approx(8.75)
+
+
+def test_jain_verdict_rule():
+    """The paper's value within aqmlab's interval +- 0.02 is reproduced, far
+    outside it is not, and an interval wider than +-0.05 decides nothing."""
+    from aqmlab.studies.ted import Ted
+
+    def verdict(low, high):
+        fj = pd.DataFrame([{"scheme": "TED S3", "paper_jain": 0.991, "jain": (low + high) / 2, "ci95_low": low,
+                            "ci95_high": high}]).set_index("scheme")
+        return Ted._jain_claim(fj, "TED S3")["verdict"]
+
+    assert verdict(0.95, 0.975) == "reproduced"        # 0.991 <= 0.975 + 0.02
+    assert verdict(0.92, 0.96) == "not reproduced"     # 0.991 > 0.98
+    assert verdict(0.36, 0.38) == "not reproduced"
+    assert verdict(0.40, 0.99) == "inconclusive"

@@ -5,12 +5,13 @@
 //! time-sensitive networks (Politecnico di Torino). The router bounds the
 //! time a packet may spend queued; a packet that would leave late is of no
 //! use to its application and only delays the packets behind it, so it is
-//! thrown away when it reaches the head of the queue.
+//! thrown away instead (by default when it reaches the head of the queue;
+//! `check` below).
 //!
 //! Two modes:
 //! - `lbd` (locally bounded delay): each TED queue bounds the packet's
 //!   sojourn *at this queue* by its deadline. A packet whose sojourn exceeds
-//!   the deadline when it reaches the head is discarded.
+//!   the deadline is discarded.
 //! - `ebd` (end-to-end bounded delay): the packet carries its remaining
 //!   queueing budget (`Packet::ted_budget`), set to the deadline by the
 //!   sender. Each TED queue on the path subtracts the packet's sojourn there

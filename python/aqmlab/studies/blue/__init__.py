@@ -1,4 +1,4 @@
-"""Study D of studies.md: BLUE against RED with ECN (``aqmlab reproduce blue``).
+"""Study D: BLUE against RED with ECN (``aqmlab reproduce blue``).
 
 W. Feng, D. D. Kandlur, D. Saha, K. G. Shin, "BLUE: A New Class of Active
 Queue Management Algorithms", U. Michigan CSE-TR-387-99, 1999, and "The BLUE
@@ -45,7 +45,7 @@ import pandas as pd
 
 from aqmlab.studies.framework import Study, StudyReport, ci_columns, errorbar_plot, register
 
-# The configurations of the paper (studies.md D).
+# The configurations of the paper.
 RED_W_Q = {"R1": 0.0002, "R2": 0.002, "R3": 0.02, "R4": 0.2}
 BLUE_PARAMS = {  # label: (freeze_time, d1, d2)
     "B1": ("10ms", 0.0025, 0.00025),
