@@ -221,7 +221,7 @@ class Ted(Study):
     title = "Study E: time-driven early discard, fairness of TCP connections with different round trips"
     source = ("M. Baldi, A. Vesco, \"Time-driven early discard (TED) to improve the fairness of TCP congestion "
               "control\", Politecnico di Torino, 2006.")
-    runtime = {"smoke": "7 s", "quick": "50 s", "full": "~6 min"}
+    runtime = {"smoke": "15 s", "quick": "2 min", "full": "~20 min"}
 
     # Rendering -------------------------------------------------------------
 
