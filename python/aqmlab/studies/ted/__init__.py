@@ -822,7 +822,8 @@ class Ted(Study):
             for ax, col in zip(axes, ["jain", f"goodput_fair_{short}ms"]):
                 err = np.nan_to_num([g[col] - g[f"{col}_ci95_low"], g[f"{col}_ci95_high"] - g[col]])
                 ax.barh(y + (k - (len(E4_SCHEMES) - 1) / 2) * h, g[col], h, xerr=err, capsize=2, label=s)
-        axes[0].set_yticks(y, changes, fontsize=8)
+        flagged = set(table.loc[~table["consistent"], "change"])
+        axes[0].set_yticks(y, [f"{c} *" if c in flagged else c for c in changes], fontsize=8)
         axes[0].invert_yaxis()
         axes[0].set_xlabel("Jain's index")
         axes[0].set_xlim(0, 1.05)
@@ -833,8 +834,9 @@ class Ted(Study):
         fig.legend(handles, names, fontsize=8, ncol=len(E4_SCHEMES), loc="upper center", bbox_to_anchor=(0.5, 1.0))
         fig.subplots_adjust(top=1 - 0.5 / fig.get_figheight())
         report.figure("e4_sensitivity", fig, f"E4: Jain's index and the {short} ms connections' share of their fair "
-                                             f"goodput for each change from the default; mean and 95% CI over {reps} "
-                                             "replications (e4_sensitivity.csv).")
+                                             "goodput for each change from the default (*: the change leaves the "
+                                             f"paper's network); mean and 95% CI over {reps} replications "
+                                             "(e4_sensitivity.csv).")
         ted = table[table["scheme"] == "TED S3"]
         fit = ted[ted["consistent"]]
         off = [c for c in dict.fromkeys(table["change"]) if not table.loc[table["change"] == c, "consistent"].iloc[0]]
