@@ -179,4 +179,4 @@ def test_sensitivity_changes_one_thing_each(out):
         assert scenario(name)["topology"] == base["topology"]
     assert scenario("d5-rtt-long")["traffic"] == base["traffic"]
     df = pd.read_csv(out / "d5_sensitivity.csv")
-    assert df["experiment"].nunique() == 9 and df["loss_rate"].between(0, 1).all()
+    assert df["experiment"].nunique() == 10 and df["loss_rate"].between(0, 1).all()

@@ -105,6 +105,9 @@ SENSITIVITY: list[tuple[str, str, dict[str, Any], list[float]]] = [
     ("d5-rtt-short", "every sender 1 ms away (round trips of 24 ms, just above the 17.8 ms of a 100 KB "
      "buffer, which the paper calls below the bandwidth-delay product)", SOURCE, [1, 1, 1, 1, 1]),
     ("d5-rtt-long", "senders 20 to 60 ms away (round trips of 62 to 142 ms)", SOURCE, [20, 30, 40, 50, 60]),
+    ("d5-rtt-longer", "senders 40 to 80 ms away (round trips of 102 to 182 ms; the paper's buffers, 17.8 to 178 "
+     "ms, are partly below the bandwidth-delay product, which puts its round trips anywhere above 18 ms)", SOURCE,
+     [40, 50, 60, 70, 80]),
 ]
 
 
