@@ -46,5 +46,24 @@ window.addEventListener("load", () => {
     return int(m.group(1)), int(m.group(2))
 
 
+def scroll_width(page: Path, scratch: Path, width: int = 1280) -> int:
+    """Loads `page` in headless Chromium in a window `width` pixels wide and
+    returns the page's scroll width: more than `width` means the reader
+    must scroll sideways."""
+    import re
+
+    probe = scratch / f"width-{page.stem}.html"
+    probe.write_text(page.read_text().replace("</body>", """<div id="probe"></div><script>
+window.addEventListener("load", () => {
+  document.getElementById("probe").textContent = "width " + document.documentElement.scrollWidth;
+});</script></body>"""))
+    args = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+            f"--window-size={width},900", "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()]
+    dom = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    m = re.search(r'id="probe">width (\d+)<', dom.stdout)
+    assert m is not None, dom.stderr[-2000:]
+    return int(m.group(1))
+
+
 needs_chromium = pytest.mark.skipif(chromium() is None,
                                     reason="no Chromium on this machine (./dev setup installs it on Debian)")

@@ -13,6 +13,7 @@ import pytest
 from aqmlab.store import Store
 from aqmlab.studies import reproduce
 from aqmlab.studies.blue import SCALES
+from aqmlab.studies.framework import VERDICTS
 
 # The paper's configurations (study D), written out here rather than
 # imported, so a typo in the study is caught.
@@ -159,7 +160,7 @@ def test_testbed_is_the_papers(out):
 def test_claims_table(out):
     claims = pd.read_csv(out / "claims.csv")
     assert list(claims.columns) == ["claim", "paper", "aqmlab", "verdict", "how"]
-    assert set(claims["verdict"]) <= {"reproduced", "not reproduced", "not measured"}
+    assert set(claims["verdict"]) <= set(VERDICTS)
     assert any(claims["claim"].str.startswith("Testbed")) and any(claims["claim"].str.startswith("D2"))
 
 

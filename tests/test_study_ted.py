@@ -14,6 +14,9 @@ import pytest
 
 from aqmlab import models
 from aqmlab.studies import reproduce
+from aqmlab.studies.framework import VERDICTS
+
+from conftest import needs_chromium, scroll_width
 
 SCHEMES = ["DropTail finite", "DropTail infinite", "TED S1", "TED S2", "TED S3", "DropTail finite 1ACK", "TED S3 1ACK",
            "TED S3 TDTO"]
@@ -218,7 +221,7 @@ def test_e4_changes_one_thing_at_a_time(out):
 
 def test_claims_and_table_i(out):
     claims = csv(out, "claims")
-    assert set(claims["verdict"]) <= {"reproduced", "not reproduced", "inconclusive"}
+    assert set(claims["verdict"]) <= set(VERDICTS)
     assert len(claims) >= 12
     t1 = csv(out, "table1_qmax").set_index("deadline_ms")
     # (J - 1) D C: 1 ms at 8 ports of 10 Gb/s is 7 x 1.25 MB.
@@ -239,3 +242,19 @@ def test_jain_verdict_rule():
     assert verdict(0.92, 0.96) == "not reproduced"     # 0.991 > 0.98
     assert verdict(0.36, 0.38) == "not reproduced"
     assert verdict(0.40, 0.99) == "inconclusive"
+
+
+def test_report_opens_with_the_claims_and_folds_the_raw_rows(out):
+    """The claims come before the first result section, the per-connection
+    rows of every run are folded at the end, and there is a contents line."""
+    page = (out / "report.html").read_text()
+    claims, e1, raw = (page.index('id="s-the-paper-s-claims"'), page.index('id="s-e1-'),
+                       page.index('id="s-raw-data"'))
+    assert claims < e1 < raw
+    assert '<nav class="toc">' in page
+    assert "<details><summary>" in page[raw:] and 'id="flows"' in page[raw:]
+
+
+@needs_chromium
+def test_report_needs_no_sideways_scrolling_at_1280_px(out, tmp_path):
+    assert scroll_width(out / "report.html", tmp_path) <= 1280

@@ -120,6 +120,41 @@ class _Section:
     title: str
     items: list[dict[str, Any]] = field(default_factory=list)
 
+    @property
+    def anchor(self) -> str:
+        return "s-" + "".join(c if c.isalnum() else "-" for c in self.title.lower()).strip("-")
+
+
+#: What a claim's verdict may say. "same direction, different size": the
+#: effect the paper reports is there, significantly, but its size is not.
+VERDICTS = ("reproduced", "same direction, different size", "not reproduced", "inconclusive",
+            "not run at this scale")
+
+#: How many rows a table may have before the page shows it folded.
+FOLD_ROWS = 40
+
+
+def _shown(v: Any, column: str) -> str:
+    """A number as the page shows it: rates in Mb/s, four significant digits,
+    no exponent for numbers a reader meets in AQM tables."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)
+    if isinstance(v, float) and math.isnan(v):
+        return "-"
+    if column.endswith("_bps"):
+        v = v / 1e6
+    if isinstance(v, int) or float(v).is_integer() and abs(v) < 1e9:
+        return f"{int(v):,}"
+    a = abs(v)
+    if 1e-4 <= a < 1e6:
+        digits = max(0, 3 - math.floor(math.log10(a)))
+        return f"{v:,.{digits}f}"
+    return f"{v:.4g}"
+
+
+def _header(column: str) -> str:
+    return column.removesuffix("_bps") + " (Mb/s)" if column.endswith("_bps") else column
+
 
 class StudyReport:
     """Where a study's ``analyse`` puts its results. Tables are written as
@@ -129,6 +164,9 @@ class StudyReport:
     def __init__(self, study: Study, scale: str, out: Path, store: Store, experiments: dict[str, Experiment]):
         self.study, self.scale, self.out, self.store, self.experiments = study, scale, out, store, experiments
         self.sections: list[_Section] = [_Section("")]
+        # The claims go first on the page and every run's raw rows last.
+        self.claims_section: _Section | None = None
+        self.raw_section = _Section("Raw data")
 
     # Reading results ----------------------------------------------------------
 
@@ -176,12 +214,37 @@ class StudyReport:
         for p in paragraphs:
             self.sections[-1].items.append({"kind": "text", "html": html.escape(p)})
 
-    def table(self, name: str, df: pd.DataFrame, caption: str) -> None:
-        """Writes ``<name>.csv`` and shows the table."""
+    def table(self, name: str, df: pd.DataFrame, caption: str, raw: bool = False) -> None:
+        """Writes ``<name>.csv`` (every digit) and shows the table (rates in
+        Mb/s, four significant digits). A `raw` table (one row per run or
+        flow) goes to the page's last section, folded; a long one is folded
+        where it stands."""
         path = self.out / f"{name}.csv"
         write_atomic(path, lambda tmp: df.to_csv(tmp, index=False, float_format="%.6g"))
-        shown = df.to_html(index=False, float_format=lambda v: f"{v:.5g}", classes="results", border=0, na_rep="-")
-        self.sections[-1].items.append({"kind": "table", "name": name, "caption": caption, "html": shown})
+        shown = df.copy()
+        for c in shown.columns:
+            shown[c] = [_shown(v, c) for v in shown[c]]
+        shown.columns = [_header(c) for c in shown.columns]
+        html_table = shown.to_html(index=False, classes="results", border=0, na_rep="-")
+        item = {"kind": "table", "name": name, "caption": caption, "html": html_table,
+                "folded": raw or len(df) > FOLD_ROWS, "rows": len(df)}
+        (self.raw_section if raw else self.sections[-1]).items.append(item)
+
+    def claims(self, rows: list[dict[str, str]], caption: str) -> None:
+        """The paper's claims beside aqmlab's numbers: one row per claim
+        with `claim`, `paper`, `aqmlab`, `verdict` (one of :data:`VERDICTS`)
+        and `how` (the rule that decided it). Written to ``claims.csv`` and
+        shown first on the page."""
+        df = pd.DataFrame(rows, columns=["claim", "paper", "aqmlab", "verdict", "how"])
+        bad = sorted(set(df["verdict"]) - set(VERDICTS))
+        if bad:
+            raise AqmlabError(f"claims: verdict {bad[0]!r} is not one of {', '.join(VERDICTS)}")
+        write_atomic(self.out / "claims.csv", lambda tmp: df.to_csv(tmp, index=False))
+        counts = ", ".join(f"{int((df['verdict'] == v).sum())} {v}" for v in VERDICTS if (df["verdict"] == v).any())
+        self.claims_section = _Section("The paper's claims")
+        self.claims_section.items += [
+            {"kind": "text", "html": html.escape(f"{len(df)} claims at this scale: {counts}.")},
+            {"kind": "claims", "name": "claims", "caption": caption, "rows": df.to_dict("records")}]
 
     def figure(self, name: str, fig: Any, caption: str) -> None:
         """Saves ``<name>.png`` and ``<name>.svg`` and shows the figure."""
@@ -277,9 +340,12 @@ def reproduce(name: str, scale: str = "quick", out: str | Path | None = None, *,
         report = StudyReport(study, scale, out, st, exps)
         study.analyse(report)
     env = Environment(loader=PackageLoader("aqmlab", "templates"), autoescape=select_autoescape(["html"]))
+    sections = [s for s in report.sections[:1] if s.items]
+    sections += [s for s in (report.claims_section,) if s is not None]
+    sections += [s for s in report.sections[1:] + [report.raw_section] if s.items]
     page = env.get_template("study.html.j2").render(
         study=study, scale=scale, scale_text=SCALE_TEXT[scale], engine=_engine.ENGINE_VERSION,
-        sections=[s for s in report.sections if s.items], failed=failed,
+        sections=sections, failed=failed,
         experiments=[{"name": n, "runs": len(e.runs()), "replications": e.replications, "text": texts[n]}
                      for n, e in exps.items()])
     path = out / "report.html"
