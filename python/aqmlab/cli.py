@@ -224,16 +224,29 @@ def report(store: str, out: str | None, metrics: tuple[str, ...], experiment: st
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True)
 @click.option("--scheduler", default=None, metavar="ADDR", help="Dask scheduler address (implies --executor dask).")
 @click.option("--rerun", is_flag=True, help="Run again the runs already stored in the folder.")
+@click.option("--all", "every", is_flag=True,
+              help="Every study, each into OUT/STUDY-SCALE, and a scorecard of every paper's claims in OUT "
+                   "(default: reproduce-SCALE).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line.")
 def reproduce(study: str | None, scale: str, out: str | None, as_list: bool, jobs: int | None, executor: str,
-              scheduler: str | None, rerun: bool, quiet: bool) -> None:
+              scheduler: str | None, rerun: bool, every: bool, quiet: bool) -> None:
     """Reproduce one of the classic AQM studies and write its report."""
     from aqmlab.studies import SCALES, STUDIES
     from aqmlab.studies import reproduce as run_study
 
+    if every:
+        if study is not None:
+            raise click.UsageError(f"give a STUDY ({study!r}) or --all, not both")
+        from aqmlab.studies.scorecard import reproduce_all
+
+        page = reproduce_all(scale, out or f"reproduce-{scale}", executor="dask" if scheduler else executor,
+                             jobs=jobs, scheduler=scheduler, rerun=rerun, progress=not quiet,
+                             log=lambda m: click.echo(m, err=True))
+        click.echo(f"scorecard written to {page}")
+        return
     if as_list or study is None:
         if not as_list:
-            raise click.UsageError("give a STUDY (see 'aqmlab reproduce --list')")
+            raise click.UsageError("give a STUDY or --all (see 'aqmlab reproduce --list')")
         width = max(map(len, STUDIES))
         click.echo(f"{'study'.ljust(width)}  " + "  ".join(f"{s:>10}" for s in SCALES) + "  title")
         for s in STUDIES.values():
