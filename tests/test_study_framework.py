@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from aqmlab.exceptions import AqmlabError
-from aqmlab.studies.framework import StudyReport, _header, _shown
+from aqmlab.studies.framework import StudyReport, _header, _shown, combine_verdicts, effect_verdict, range_verdict
 
 
 @pytest.mark.parametrize("value, column, shown", [
@@ -35,3 +35,27 @@ def test_claims_refuse_a_verdict_outside_the_vocabulary(tmp_path):
     report.claims([{"claim": "c", "paper": "1", "aqmlab": "1", "verdict": "same direction, different size",
                     "how": "h"}], "t")
     assert (tmp_path / "claims.csv").read_text().splitlines()[1].startswith("c,1,1,")
+
+
+def ci(mean, low, high):
+    return {"mean": mean, "ci95_low": low, "ci95_high": high}
+
+
+def test_effect_verdicts_follow_the_interval():
+    # The paper: +2 to +8 (Mb/s, say).
+    assert effect_verdict(ci(4, 3, 5), 2, 8) == "reproduced"
+    assert effect_verdict(ci(0.5, 0.2, 0.8), 2, 8) == "same direction, different size"
+    assert effect_verdict(ci(-1, -1.5, -0.5), 2, 8) == "not reproduced"
+    assert effect_verdict(ci(0.1, -0.5, 0.7), 2, 8) == "inconclusive"
+    # A decrease, -9% to -3%.
+    assert effect_verdict(ci(-0.05, -0.06, -0.04), -0.09, -0.03) == "reproduced"
+    assert effect_verdict(ci(-0.01, -0.012, -0.008), -0.09, -0.03) == "same direction, different size"
+
+
+def test_range_verdicts_and_their_combination():
+    assert range_verdict(ci(0.014, 0.012, 0.016), 0.010, 0.020) == "reproduced"
+    assert range_verdict(ci(0.035, 0.032, 0.038), 0.010, 0.020) == "not reproduced"
+    assert range_verdict(ci(0.019, 0.017, 0.021), 0.010, 0.020) == "inconclusive"
+    assert combine_verdicts(["reproduced", "same direction, different size"]) == "same direction, different size"
+    assert combine_verdicts(["reproduced", "inconclusive", "not reproduced"]) == "not reproduced"
+    assert combine_verdicts(["reproduced", "reproduced"]) == "reproduced"

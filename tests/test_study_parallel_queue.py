@@ -157,3 +157,17 @@ def test_c4_model_columns(out: Path) -> None:
         S = N * 6.02e4 / 6e6
         f = jou.drift_map(r["q_bits"], S=S, W_bar=6.02e4, C=6e6, d=jou.delays(N, 0.064))
         assert r["f_bits"] == pytest.approx(min(max(f, 0.0), 500 * 1040 * 8), rel=1e-5, abs=1e-3)
+
+
+def test_claims_table_has_the_papers_table_i(out: Path) -> None:
+    """The claims: C1's drop probabilities, delay and utilisation, every cell
+    of the paper's Table I, and its four effects, each with a verdict."""
+    from aqmlab.studies.framework import VERDICTS
+
+    claims = csv(out, "claims")
+    assert set(claims["verdict"]) <= set(VERDICTS)
+    table_i = claims[claims["claim"].str.startswith("Table I, ")]
+    assert len(table_i) == 18   # 2 threshold settings x 3 classes x loss, delay, rate
+    ftp_fixed_loss = table_i[table_i["claim"] == "Table I, fixed thresholds, FTP loss"]
+    assert list(ftp_fixed_loss["paper"]) == ["2.747%"]
+    assert claims["claim"].str.startswith("C1: ").sum() == 4

@@ -252,6 +252,45 @@ class StudyReport:
         self.sections[-1].items.append({"kind": "figure", "name": name, "caption": caption, "png": png})
 
 
+def effect_verdict(m: dict[str, float], lo: float, hi: float) -> str:
+    """Verdict on an effect (a difference) the paper puts in [lo, hi], all
+    on one side of 0, from aqmlab's mean and 95% interval `m` (as
+    :func:`mean_ci` gives): reproduced when the interval lies within it,
+    same direction when it lies on that side of 0 but not within, not
+    reproduced when it lies on the other side, inconclusive when it holds 0."""
+    if lo <= m["ci95_low"] and m["ci95_high"] <= hi:
+        return "reproduced"
+    positive = lo >= 0
+    if (m["ci95_low"] > 0) if positive else (m["ci95_high"] < 0):
+        return "same direction, different size"
+    if (m["ci95_high"] < 0) if positive else (m["ci95_low"] > 0):
+        return "not reproduced"
+    return "inconclusive"
+
+
+def range_verdict(m: dict[str, float], lo: float, hi: float) -> str:
+    """Verdict on a level the paper puts in [lo, hi]: reproduced when
+    aqmlab's 95% interval lies within it, not reproduced when it lies wholly
+    outside, inconclusive otherwise."""
+    if lo <= m["ci95_low"] and m["ci95_high"] <= hi:
+        return "reproduced"
+    return "not reproduced" if m["ci95_high"] < lo or m["ci95_low"] > hi else "inconclusive"
+
+
+def combine_verdicts(verdicts: list[str]) -> str:
+    """One verdict for a claim made of several: the weakest of them."""
+    for v in ("not reproduced", "inconclusive", "same direction, different size", "not run at this scale"):
+        if v in verdicts:
+            return v
+    return "reproduced"
+
+
+def show_ci(m: dict[str, float], scale: float = 1.0, unit: str = "", signed: bool = False) -> str:
+    """``mean [low, high]`` of :func:`mean_ci`'s result, times `scale`."""
+    f = "+.3g" if signed else ".3g"
+    return f"{m['mean'] * scale:{f}}{unit} [{m['ci95_low'] * scale:{f}}, {m['ci95_high'] * scale:{f}}]"
+
+
 def mean_ci(values: Any, level: float = 0.95) -> dict[str, float]:
     """Mean, CI bounds and n of replication values, with the column names the
     study CSVs use (``ci95_low``/``ci95_high`` at the 95% level)."""

@@ -29,7 +29,8 @@ import pandas as pd
 from aqmlab.exceptions import ModelError
 from aqmlab.models import jou
 from aqmlab.models.plots import lindley_map, model_curve
-from aqmlab.studies.framework import Study, StudyReport, ci_columns, errorbar_plot, mean_ci, register, summary_table
+from aqmlab.studies.framework import (Study, StudyReport, ci_columns, combine_verdicts, effect_verdict,
+                                     errorbar_plot, mean_ci, range_verdict, register, show_ci, summary_table)
 
 # Everything that changes with the scale. Times in seconds.
 SCALES: dict[str, dict[str, Any]] = {
@@ -139,6 +140,7 @@ class ParallelQueue(Study):
         self._c2(report)
         self._c3(report, scale["c3"])
         self._c4(report, hist, scale["c1"])
+        self._claims(report, scale["c1"])
 
     # C1 ----------------------------------------------------------------------
 
@@ -497,3 +499,90 @@ class ParallelQueue(Study):
             "stationary law there and is left out. The model takes W_bar and sigma as given (fixed inputs of the study), not derived from the "
             "simulated TCP flows, so the measured histogram is a check of the model's shape and location, not "
             "a fit.")
+
+    # The paper's claims ------------------------------------------------------
+
+    # Table I of the paper (RED+Tail, 3 Mb/s): per thresholds and class, loss
+    # (%), mean delay (s) and rate (KB/s).
+    PAPER_TABLE_I = {
+        ("fixed", "FTP"): (2.747, 0.184, 209.465), ("fixed", "WEB"): (1.278, 0.114, 144.455),
+        ("fixed", "CBR"): (0.300, 0.109, 19.867),
+        ("dynamic", "FTP"): (0.899, 0.318, 209.455), ("dynamic", "WEB"): (2.306, 0.093, 144.505),
+        ("dynamic", "CBR"): (0.519, 0.091, 19.827),
+    }
+
+    def _claims(self, report: StudyReport, c1: dict[str, Any]) -> None:
+        """The paper's claims on C1 and Table I beside aqmlab's numbers."""
+        claims: list[dict[str, str]] = []
+
+        def add(claim: str, paper: str, ours: str, verdict: str, how: str) -> None:
+            claims.append({"claim": claim, "paper": paper, "aqmlab": ours, "verdict": verdict, "how": how})
+
+        def by_rep(runs: pd.DataFrame, axis: str, label: str, fn: Any) -> pd.Series:
+            g = runs[runs[axis] == label]
+            return pd.Series([fn(x) for x in g["summary"]], index=list(g["replication"]), dtype=float)
+
+        exp = "c1-ared-thresholds"
+        runs = report.runs(exp)
+        if not runs.empty:
+            windows = _phase_windows(c1)[40]
+
+            def loss40(label: str) -> pd.Series:
+                g = runs[runs[C1_AXIS] == label]
+                vals = []
+                for p, r in zip(g["point"], g["replication"]):
+                    t = report.series(exp, int(p), int(r))
+                    vals.append(_window_loss(t, windows) if t is not None else math.nan)
+                return pd.Series(vals, index=list(g["replication"]), dtype=float)
+
+            fixed, dynamic = mean_ci(loss40("fixed")), mean_ci(loss40("dynamic"))
+            add("C1: with 40 flows, fixed thresholds give a drop probability around 0.05", "0.05",
+                show_ci(fixed), range_verdict(fixed, 0.05 / 1.5, 0.05 * 1.5),
+                "drops / arrivals with 40 flows active; 95% interval within a factor 1.5 of 0.05")
+            add("C1: dynamic thresholds hold it around 0.014, inside [P_L, P_U] = [0.010, 0.020]", "0.014",
+                show_ci(dynamic), range_verdict(dynamic, 0.010, 0.020), "95% interval inside [0.010, 0.020]")
+            delay = {lb: by_rep(runs, C1_AXIS, lb, lambda x: x["queues"]["bottleneck"]["qdelay_mean_s"])
+                     for lb in ("fixed", "dynamic")}
+            d = mean_ci((delay["dynamic"] - delay["fixed"]).dropna())
+            add("C1: dynamic thresholds pay with a higher queueing delay", "higher",
+                show_ci(d, 1e3, " ms", signed=True), effect_verdict(d, 0.0, math.inf),
+                "per-replication difference of the mean queueing delay, dynamic - fixed, above 0")
+            util = [by_rep(runs, C1_AXIS, lb, lambda x: x["queues"]["bottleneck"]["utilization"]).mean()
+                    for lb in ("fixed", "dynamic")]
+            add("C1: utilisation 100% with both", "100%", f"{100 * util[0]:.2f}% and {100 * util[1]:.2f}%",
+                "reproduced" if min(util) >= 0.99 else "not reproduced", "both means at least 99%")
+
+        runs = report.runs("c2-red-tail", flows=True)
+        if not runs.empty:
+            names = {"fixed": "RED+Tail fixed", "dynamic": "RED+Tail dynamic"}
+            metrics = {"loss": lambda g: lambda x: 100 * x["traffic"][g]["loss_rate"],
+                       "delay": lambda g: lambda x: x["traffic"][g]["delay_mean_s"],
+                       "rate": lambda g: lambda x: x["traffic"][g]["goodput_bps"] / 8e3}
+            units = {"loss": "%", "delay": " s", "rate": " KB/s"}
+            vals = {(th, cls, m): by_rep(runs, QDISC_AXIS, names[th], metrics[m](group))
+                    for th in names for cls, group in C2_CLASSES.items() for m in metrics}
+            for (th, cls), paper in self.PAPER_TABLE_I.items():
+                for k, m in enumerate(metrics):
+                    ci = mean_ci(vals[(th, cls, m)].dropna())
+                    add(f"Table I, {th} thresholds, {cls} {m}", f"{paper[k]}{units[m]}", show_ci(ci, unit=units[m]),
+                        range_verdict(ci, paper[k] / 1.5, paper[k] * 1.5),
+                        "95% interval within a factor 1.5 of the paper's" + (" (delay: mean one-way delay of "
+                                                                               "delivered packets)" if m == "delay"
+                                                                               else ""))
+            for cls, m, what in (("FTP", "loss", "dynamic thresholds cut FTP loss"),
+                                 ("FTP", "delay", "dynamic thresholds raise FTP delay"),
+                                 ("WEB", "loss", "web loss rises slightly with dynamic thresholds"),
+                                 ("CBR", "loss", "CBR loss rises slightly with dynamic thresholds")):
+                f, dy = vals[("fixed", cls, m)], vals[("dynamic", cls, m)]
+                rel = mean_ci(((dy - f) / f).replace([np.inf, -np.inf], np.nan).dropna())
+                paper_rel = self.PAPER_TABLE_I[("dynamic", cls)][0 if m == "loss" else 1] \
+                    / self.PAPER_TABLE_I[("fixed", cls)][0 if m == "loss" else 1] - 1
+                lo, hi = sorted((paper_rel / 2, paper_rel * 2)) if paper_rel > 0 else (max(-1.0, paper_rel * 2),
+                                                                                          paper_rel / 2)
+                add(f"Table I: {what}", f"{100 * paper_rel:+.0f}%", show_ci(rel, 100, "%", signed=True),
+                    effect_verdict(rel, lo, hi),
+                    "per-replication relative change, dynamic vs fixed; its 95% interval within a factor 2 of the "
+                    "paper's change")
+        if claims:
+            report.claims(claims, "Each claim of the paper (C1's text, Table I), aqmlab's number with its 95% "
+                                  "interval, and the verdict by the rule in the last column.")
