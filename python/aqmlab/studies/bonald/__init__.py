@@ -26,7 +26,8 @@ import pandas as pd
 
 from aqmlab import models
 from aqmlab.models.plots import model_curve
-from aqmlab.studies.framework import Study, StudyReport, ci_columns, errorbar_plot, register
+from aqmlab.studies.framework import (Study, StudyReport, ci_columns, combine_verdicts, effect_verdict, errorbar_plot,
+                                     mean_ci, range_verdict, register, show_ci)
 
 # Every number that changes with the scale. Open loop: one run per point and
 # replication; "trace" samples the backlog for the queue-size histograms.
@@ -191,6 +192,7 @@ class Bonald(Study):
         _b57(report)
         _b6(report)
         _b8(report)
+        _claims(report)
 
 
 def _closed_schemes(buffer: int, with_buffer: bool = False) -> list[dict[str, Any]]:
@@ -828,3 +830,91 @@ def _b8(report: StudyReport) -> None:
     report.text("Mean queue against the number of flows: " + ", ".join(
         f"{_fmt(r['qlen_mean_pkts'])} [{_fmt(r['qlen_mean_pkts_ci95_low'])}, {_fmt(r['qlen_mean_pkts_ci95_high'])}]"
         f" packets with {r['flows']} flows" for _, r in d.iterrows()) + ".")
+
+
+# The paper's numbers (Bonald, May and Bolot, Tables I-V): (mean, variance).
+PAPER_K = 40  # the room in the system of the paper's open-loop examples
+PAPER_RUNS_MODEL = {"TD": (3.0, 6.0), "RED ex1": (2.3, 4.1)}
+PAPER_RUNS_SIM = {"TD": (3.0, 6.0), _wq_label(0.1): (5.9, 40.0), _wq_label(0.01): (7.7, 170.0),
+                  _wq_label(0.001): (7.2, 190.0)}
+PAPER_QUEUE_MODEL = {"TD": (39.0, 2.0), "RED ex1": (29.0, 10.0)}
+PAPER_QUEUE_SIM = {"TD": 39.0, "RED ex2": 29.9}
+PAPER_TABLE_V = {("TD", "udp_loss"): 0.051, ("RED", "udp_loss"): 0.083, ("TD", "tcp_loss"): 0.102,
+                 ("RED", "tcp_loss"): 0.102, ("TD", "goodput"): 5.55e6, ("RED", "goodput"): 5.56e6}
+
+
+def _claims(report: StudyReport) -> None:
+    """The paper's tables beside aqmlab's chains and simulations, each with a
+    verdict."""
+    claims: list[dict[str, str]] = []
+
+    def add(claim: str, paper: str, ours: str, verdict: str, how: str) -> None:
+        claims.append({"claim": claim, "paper": paper, "aqmlab": ours, "verdict": verdict, "how": how})
+
+    def close(x: float, paper: float, tol: float) -> str:
+        return "reproduced" if abs(x - paper) <= tol * abs(paper) else "not reproduced"
+
+    # Tables I and III: the models as the paper evaluates them (K = 40 in the
+    # system, the arriving packet counted in RED's d), exact chains.
+    chains = {"TD": models.consecutive_drops_td(B34_LOAD),
+              "RED ex1": models.consecutive_drops_red(B34_LOAD, PAPER_K, EX1, method="exact")}
+    for scheme, (m, v) in PAPER_RUNS_MODEL.items():
+        c = chains[scheme]
+        add(f"Table I (model): consecutive drops under {scheme}, mean and variance", f"{m} / {v}",
+            f"{c.mean:.3g} / {c.var:.3g}", combine_verdicts([close(c.mean, m, 0.05), close(c.var, v, 0.05)]),
+            "aqmlab's exact chain with the paper's K = 40 and conventions within 5% of the paper's value, mean and "
+            "variance")
+    queues = {"TD": models.queue_distribution(B34_LOAD, PAPER_K, None),
+              "RED ex1": models.queue_distribution(B34_LOAD, PAPER_K, EX1)}
+    for scheme, (m, v) in PAPER_QUEUE_MODEL.items():
+        q = queues[scheme]
+        add(f"Table III (model): queue size under {scheme}, mean and variance", f"{m} / {v}",
+            f"{q.mean:.3g} / {q.var:.3g}", combine_verdicts([close(q.mean, m, 0.05), close(q.var, v, 0.05)]),
+            "aqmlab's chain (number in the system, the paper's K = 40 and conventions) within 5% of the paper's "
+            "value")
+    # Tables II and IV: the simulations.
+    runs = _b34_runs(report)
+    if not runs.empty:
+        by = {k: list(g["summary"]) for k, g in runs.groupby("topology.links[0].qdisc", sort=False)}
+        for scheme, (m, v) in PAPER_RUNS_SIM.items():
+            if scheme not in by:
+                continue
+            cl = [x["queues"]["q"]["consecutive_loss"] for x in by[scheme]]
+            cm, cv = mean_ci([c["mean"] for c in cl]), mean_ci([c["var"] for c in cl])
+            add(f"Table II (simulation): consecutive drops under {scheme}, mean and variance", f"{m} / {v}",
+                f"{show_ci(cm)} / {show_ci(cv)}",
+                combine_verdicts([range_verdict(cm, m / 1.15, m * 1.15), range_verdict(cv, v / 1.3, v * 1.3)]),
+                "95% intervals within 15% of the paper's mean and 30% of its variance")
+        for scheme, m in PAPER_QUEUE_SIM.items():
+            if scheme not in by:
+                continue
+            qm = mean_ci([x["queues"]["q"]["qlen_mean_pkts"] + x["queues"]["q"]["utilization"] for x in by[scheme]])
+            add(f"Table IV (simulation): mean queue size under {scheme}", f"{m}", show_ci(qm),
+                range_verdict(qm, m * 0.95, m * 1.05),
+                "mean number in the system (backlog + utilisation), 95% interval within 5% of the paper's")
+    # Table V: the closed loop.
+    runs = report.runs("b57")
+    if not runs.empty:
+        sel = runs[runs["traffic[0].count"] == str(B5_FLOWS)]
+        per = {(scheme, k): pd.Series([_closed_metrics(x)[k] for x in g["summary"]], index=list(g["replication"]))
+               for scheme, g in sel.groupby("topology.qdisc") for k in ("udp_loss", "tcp_loss", "goodput")}
+        for (scheme, k), paper in PAPER_TABLE_V.items():
+            if (scheme, k) not in per:
+                continue
+            m = mean_ci(per[(scheme, k)])
+            scale, unit = (1e-6, " Mb/s") if k == "goodput" else (1.0, "")
+            add(f"Table V: {k.replace('_', ' ')} under {scheme}, {B5_FLOWS} flows", f"{paper * scale:g}{unit}",
+                show_ci(m, scale, unit), range_verdict(m, paper / 1.15, paper * 1.15),
+                "95% interval within 15% of the paper's")
+        if all((s, k) in per for s in ("TD", "RED") for k in ("udp_loss", "tcp_loss", "goodput")):
+            up = mean_ci(per[("RED", "udp_loss")] - per[("TD", "udp_loss")])
+            paper_up = PAPER_TABLE_V[("RED", "udp_loss")] - PAPER_TABLE_V[("TD", "udp_loss")]
+            add("Table V: RED raises the UDP loss", f"{paper_up:+.3f}", show_ci(up, signed=True),
+                effect_verdict(up, paper_up / 2, paper_up * 2),
+                "per-replication difference RED - TD; its 95% interval within a factor 2 of the paper's")
+            for k, what in (("tcp_loss", "TCP loss"), ("goodput", "TCP goodput")):
+                rel = mean_ci((per[("RED", k)] - per[("TD", k)]) / per[("TD", k)])
+                add(f"Table V: RED leaves the {what} unchanged", "unchanged", show_ci(rel, 100, "%", signed=True),
+                    range_verdict(rel, -0.05, 0.05), "per-replication relative difference RED vs TD within +-5%")
+    report.claims(claims, "Each number and claim of the paper's Tables I-V beside aqmlab's (its chains for the "
+                          "model tables, its simulations for the others), and the verdict by the rule shown.")
