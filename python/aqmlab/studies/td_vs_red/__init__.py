@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 
 from aqmlab import models
-from aqmlab.studies.framework import Study, StudyReport, errorbar_plot, mean_ci, register, summary_table
+from aqmlab.studies.framework import (Study, StudyReport, combine_verdicts, effect_verdict, errorbar_plot, mean_ci,
+                                     range_verdict, register, show_ci, summary_table)
 
 SCHEMES = ["TD", "REDstd", "GREDstd", "REDopt"]
 LINK_BPS, UDP_BPS, R0_S, PACKET_B = 10e6, 1e6, 0.150, 1514.0
@@ -119,17 +120,18 @@ class TdVsRed(Study):
         self._redopt_table(report, "a1", [(n, redopt_for(n), n) for n in sc["flows"]], "flows")
         a2_parts = [report.runs(f"a2-s{s}").assign(sessions=s) for s in sc["sessions"]]
         a2_parts = [p for p in a2_parts if not p.empty]
+        a2, rows = None, []
         if a2_parts:
             a2 = pd.concat(a2_parts, ignore_index=True).rename(columns={"topology.qdisc": "scheme"})
             self._part(report, "A2: web traffic", "a2", a2, "sessions", "web sessions", "web",
                        f"{sc['a2_reps']} replications of {sc['a2_duration'] - sc['a2_warmup']} s after "
                        f"{sc['a2_warmup']} s of warm-up per point")
-            rows = []
             for s in sc["sessions"]:
                 n_active = self.active_connections(report, s)
                 if n_active is not None:
                     rows.append((s, redopt_for(n_active), n_active))
             self._redopt_table(report, "a2", rows, "sessions")
+        self._claims(report, a1, a2, rows)
 
     def _part(self, report: StudyReport, title: str, tag: str, runs: pd.DataFrame, x: str, x_label: str,
               tcp_group: str, how: str) -> None:
@@ -221,3 +223,94 @@ class TdVsRed(Study):
                             "R_s": o.R} for k, o, n in rows])
         report.table(f"{tag}-redopt", df, "REDopt's parameters and the buffer every scheme uses at each load "
                      "(N: flows, or for web the mean active connections measured under TD)")
+
+    # The paper's claims --------------------------------------------------------
+
+    @staticmethod
+    def _claims(report: StudyReport, a1: pd.DataFrame, a2: pd.DataFrame | None,
+                redopt_rows: list[tuple[Any, models.RedOpt, float]]) -> None:
+        """The paper's claims on A1 and A2 beside aqmlab's numbers. Every
+        scheme at a load sees the same seeds, so comparisons between schemes
+        use per-replication differences."""
+        claims: list[dict[str, str]] = []
+
+        def add(claim: str, paper: str, ours: str, verdict: str, how: str) -> None:
+            claims.append({"claim": claim, "paper": paper, "aqmlab": ours, "verdict": verdict, "how": how})
+
+        def values(runs: pd.DataFrame, x: str, load: Any, scheme: str, fn: Any) -> pd.Series:
+            g = runs[(runs[x] == load) & (runs["scheme"] == scheme)]
+            return pd.Series([fn(s) for s in g["summary"]], index=list(g["replication"]), dtype=float)
+
+        def diff(runs: pd.DataFrame, x: str, load: Any, a: str, b: str, fn: Any, relative: bool = False):
+            va, vb = values(runs, x, load, a, fn), values(runs, x, load, b, fn)
+            d = (va - vb) / vb if relative else va - vb
+            return mean_ci(d.replace([np.inf, -np.inf], np.nan).dropna())
+
+        goodput = lambda tcp: lambda s: s["traffic"][tcp]["goodput_bps"]  # noqa: E731
+        udp_loss = lambda s: s["traffic"]["cbr"]["loss_rate"]  # noqa: E731
+        qdelay = lambda s: s["queues"]["bottleneck"]["qdelay_mean_s"]  # noqa: E731
+        loss_run = lambda s: s["queues"]["bottleneck"]["consecutive_loss"]["mean"]  # noqa: E731 (None: no drop)
+
+        loads = sorted(a1["flows"].unique())
+        cis = {(sch, n): mean_ci(values(a1, "flows", n, sch, goodput("ftp"))) for sch in SCHEMES for n in loads}
+        add("A1: TCP goodput is about 8.4 Mb/s for every discipline and load (testbed)", "8.4 Mb/s",
+            f"{min(c['mean'] for c in cis.values()) / 1e6:.2f} to {max(c['mean'] for c in cis.values()) / 1e6:.2f} "
+            "Mb/s", combine_verdicts([range_verdict(c, 8.0e6, 8.8e6) for c in cis.values()]),
+            "every scheme's and load's 95% interval within 8.0-8.8 Mb/s")
+        light, medium, heavy = loads[0], loads[len(loads) // 2], loads[-1]
+        half = {b: diff(a1, "flows", light, "REDopt", b, udp_loss, relative=True) for b in ("REDstd", "GREDstd")}
+        add(f"A1: REDopt has about half the UDP loss of REDstd and GREDstd at light load ({light} flows)", "-50%",
+            "; ".join(f"against {b} {show_ci(m, 100, '%', signed=True)}" for b, m in half.items()),
+            combine_verdicts([effect_verdict(m, -0.75, -0.25) for m in half.values()]),
+            "per-replication relative difference of the UDP loss, REDopt against each; its 95% interval within "
+            "-75% to -25%")
+        td_delay = [effect_verdict(diff(a1, "flows", n, "TD", b, qdelay), 0.0, math.inf)
+                    for n in loads for b in SCHEMES[1:]]
+        add("A1: Tail Drop has the highest mean queueing delay", "TD highest",
+            f"TD above every RED variant at {sum(v == 'reproduced' for v in td_delay)} of {len(td_delay)} "
+            "(load, scheme) pairs", combine_verdicts(td_delay),
+            "per-replication difference TD - each RED variant above 0 at every load")
+        for load, worst, when in ((light, "TD", "light"), (medium, "TD", "medium"), (heavy, "REDstd", "high")):
+            v = [effect_verdict(diff(a1, "flows", load, worst, b, loss_run), 0.0, math.inf)
+                 for b in SCHEMES if b != worst]
+            add(f"A1: {worst} has the longest loss runs at {when} load ({load} flows)", f"{worst} worst",
+                ", ".join(f"{b} {m['mean']:.2f}" for b in SCHEMES
+                          if not math.isnan((m := mean_ci(values(a1, "flows", load, b, loss_run).dropna()))["mean"])),
+                combine_verdicts(v), "mean loss-run length; per-replication difference against every other scheme "
+                                     "above 0 (runs without a drop have no loss run)")
+        if a2 is not None:
+            sessions = sorted(a2["sessions"].unique())
+            web = {sch: [mean_ci(values(a2, "sessions", s, sch, goodput("web")))["mean"] for s in sessions]
+                   for sch in SCHEMES}
+            rises = all(all(b >= a for a, b in zip(v, v[1:])) for v in web.values())
+            top = [mean_ci(values(a2, "sessions", sessions[-1], sch, goodput("web"))) for sch in SCHEMES]
+            add("A2: web goodput rises with the number of sessions and converges to about 8.7 Mb/s", "8.7 Mb/s",
+                f"at {sessions[-1]} sessions " + ", ".join(f"{sch} {c['mean'] / 1e6:.2f}" for sch, c in
+                                                            zip(SCHEMES, top)) + " Mb/s",
+                combine_verdicts([range_verdict(c, 8.4e6, 9.0e6) for c in top]) if rises else "not reproduced",
+                "every scheme's mean rises with the sessions, and its 95% interval at the most sessions within "
+                "8.4-9.0 Mb/s")
+            opt = {k: o for k, o, _ in redopt_rows}
+            for (a, b), paper in (((800, 1000), 2.6), ((1200, 1400), 16.7)):
+                if a in opt and b in opt:
+                    r = opt[b].max_p / opt[a].max_p
+                    add(f"A2: REDopt's max_p grows by a factor {paper} from {a} to {b} sessions", f"x{paper}",
+                        f"x{r:.3g}", "reproduced" if paper / 1.5 <= r <= paper * 1.5 else "not reproduced",
+                        "the ratio within a factor 1.5 of the paper's")
+                else:
+                    add(f"A2: REDopt's max_p grows by a factor {paper} from {a} to {b} sessions", f"x{paper}", "-",
+                        "not run at this scale", "both loads needed")
+            longer = [effect_verdict(diff(a2, "sessions", s, b, "TD", loss_run), 0.0, math.inf)
+                      for s in sessions for b in SCHEMES[1:]]
+            add("A2: the RED variants have longer loss runs than Tail Drop", "longer",
+                f"at {sum(v == 'reproduced' for v in longer)} of {len(longer)} (load, scheme) pairs",
+                combine_verdicts(longer), "per-replication difference of the mean loss run, each RED variant - TD, "
+                                          "above 0 at every load")
+            s1200 = 1200 if 1200 in sessions else sessions[len(sessions) // 2]
+            lower = {b: diff(a2, "sessions", s1200, b, "TD", udp_loss) for b in SCHEMES[1:]}
+            add(f"A2: Tail Drop has lower UDP loss, most visibly at {s1200} sessions", "TD lower",
+                "; ".join(f"{b} - TD {show_ci(m, 100, ' points', signed=True)}" for b, m in lower.items()),
+                combine_verdicts([effect_verdict(m, 0.0, math.inf) for m in lower.values()]),
+                "per-replication difference of the UDP loss, each RED variant - TD, above 0")
+        report.claims(claims, "Each claim of the paper (A1 was a testbed measurement, A2 a simulation) beside "
+                              "aqmlab's numbers, and the verdict by the rule shown.")
