@@ -181,3 +181,11 @@ def test_sensitivity_changes_one_thing_each(out):
     assert scenario("d5-rtt-long")["traffic"] == base["traffic"]
     df = pd.read_csv(out / "d5_sensitivity.csv")
     assert df["experiment"].nunique() == 10 and df["loss_rate"].between(0, 1).all()
+
+
+def test_report_needs_no_sideways_scrolling_at_1280_px(out, tmp_path):
+    from conftest import chromium, scroll_width
+
+    if chromium() is None:
+        pytest.skip("no Chromium on this machine (./dev setup installs it on Debian)")
+    assert scroll_width(out / "report.html", tmp_path) <= 1280

@@ -203,3 +203,11 @@ def test_claims_table_puts_the_papers_tables_beside_aqmlabs(out):
     for scheme in ("TD", "RED ex1"):
         assert claims.loc[f"Table III (model): queue size under {scheme}, mean and variance", "verdict"] == "reproduced"
     assert any(c.startswith("Table V: ") for c in claims.index)
+
+
+def test_report_needs_no_sideways_scrolling_at_1280_px(out, tmp_path):
+    from conftest import chromium, scroll_width
+
+    if chromium() is None:
+        pytest.skip("no Chromium on this machine (./dev setup installs it on Debian)")
+    assert scroll_width(out / "report.html", tmp_path) <= 1280

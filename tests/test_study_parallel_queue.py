@@ -171,3 +171,11 @@ def test_claims_table_has_the_papers_table_i(out: Path) -> None:
     ftp_fixed_loss = table_i[table_i["claim"] == "Table I, fixed thresholds, FTP loss"]
     assert list(ftp_fixed_loss["paper"]) == ["2.747%"]
     assert claims["claim"].str.startswith("C1: ").sum() == 4
+
+
+def test_report_needs_no_sideways_scrolling_at_1280_px(out, tmp_path):
+    from conftest import chromium, scroll_width
+
+    if chromium() is None:
+        pytest.skip("no Chromium on this machine (./dev setup installs it on Debian)")
+    assert scroll_width(out / "report.html", tmp_path) <= 1280

@@ -109,3 +109,11 @@ def test_claims_table(out):
     assert sum(c.startswith("A1: ") for c in claims.index) == 6
     assert claims.loc["A2: REDopt's max_p grows by a factor 2.6 from 800 to 1000 sessions", "verdict"] == \
         "not run at this scale"
+
+
+def test_report_needs_no_sideways_scrolling_at_1280_px(out, tmp_path):
+    from conftest import chromium, scroll_width
+
+    if chromium() is None:
+        pytest.skip("no Chromium on this machine (./dev setup installs it on Debian)")
+    assert scroll_width(out / "report.html", tmp_path) <= 1280
