@@ -252,6 +252,13 @@ class StudyReport:
         self.sections[-1].items.append({"kind": "figure", "name": name, "caption": caption, "png": png})
 
 
+class Claims(list):
+    """The rows of a study's claims table, for :meth:`StudyReport.claims`."""
+
+    def add(self, claim: str, paper: str, aqmlab: str, verdict: str, how: str) -> None:
+        self.append({"claim": claim, "paper": paper, "aqmlab": aqmlab, "verdict": verdict, "how": how})
+
+
 def effect_verdict(m: dict[str, float], lo: float, hi: float) -> str:
     """Verdict on an effect (a difference) the paper puts in [lo, hi], all
     on one side of 0, from aqmlab's mean and 95% interval `m` (as

@@ -43,7 +43,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from aqmlab.studies.framework import Study, StudyReport, ci_columns, errorbar_plot, register
+from aqmlab.studies.framework import Claims, Study, StudyReport, ci_columns, errorbar_plot, register
 
 # The configurations of the paper.
 RED_W_Q = {"R1": 0.0002, "R2": 0.002, "R3": 0.02, "R4": 0.2}
@@ -505,11 +505,12 @@ class Blue(Study):
     def _claims(self, report: StudyReport, sc: dict[str, Any]) -> None:
         """Each claim of the paper (Fig. 5, 6, 8 and 10) beside aqmlab's
         numbers, with the rule that decides it."""
-        claims: list[dict[str, str]] = []
+        claims = Claims()
 
         def add(claim: str, paper: str, ours: str, ok: bool | None, how: str) -> None:
-            verdict = "not run at this scale" if ok is None else "reproduced" if ok else "not reproduced"
-            claims.append({"claim": claim, "paper": paper, "aqmlab": ours, "verdict": verdict, "how": how})
+            """A claim decided by a yes/no rule (None: not measurable at this scale)."""
+            claims.add(claim, paper, ours, "not run at this scale" if ok is None else
+                       "reproduced" if ok else "not reproduced", how)
 
         d1 = self._onoff_table(report, sc, "ignore")
         if not d1.empty:

@@ -26,8 +26,8 @@ import pandas as pd
 
 from aqmlab import models
 from aqmlab.models.plots import model_curve
-from aqmlab.studies.framework import (Study, StudyReport, ci_columns, combine_verdicts, effect_verdict, errorbar_plot,
-                                     mean_ci, range_verdict, register, show_ci)
+from aqmlab.studies.framework import (Claims, Study, StudyReport, ci_columns, combine_verdicts, effect_verdict,
+                                     errorbar_plot, mean_ci, range_verdict, register, show_ci)
 
 # Every number that changes with the scale. Open loop: one run per point and
 # replication; "trace" samples the backlog for the queue-size histograms.
@@ -846,32 +846,29 @@ PAPER_TABLE_V = {("TD", "udp_loss"): 0.051, ("RED", "udp_loss"): 0.083, ("TD", "
 def _claims(report: StudyReport) -> None:
     """The paper's tables beside aqmlab's chains and simulations, each with a
     verdict."""
-    claims: list[dict[str, str]] = []
-
-    def add(claim: str, paper: str, ours: str, verdict: str, how: str) -> None:
-        claims.append({"claim": claim, "paper": paper, "aqmlab": ours, "verdict": verdict, "how": how})
+    claims = Claims()
+    add = claims.add
 
     def close(x: float, paper: float, tol: float) -> str:
         return "reproduced" if abs(x - paper) <= tol * abs(paper) else "not reproduced"
 
     # Tables I and III: the models as the paper evaluates them (K = 40 in the
     # system, the arriving packet counted in RED's d), exact chains.
-    chains = {"TD": models.consecutive_drops_td(B34_LOAD),
-              "RED ex1": models.consecutive_drops_red(B34_LOAD, PAPER_K, EX1, method="exact")}
-    for scheme, (m, v) in PAPER_RUNS_MODEL.items():
-        c = chains[scheme]
-        add(f"Table I (model): consecutive drops under {scheme}, mean and variance", f"{m} / {v}",
-            f"{c.mean:.3g} / {c.var:.3g}", combine_verdicts([close(c.mean, m, 0.05), close(c.var, v, 0.05)]),
-            "aqmlab's exact chain with the paper's K = 40 and conventions within 5% of the paper's value, mean and "
-            "variance")
-    queues = {"TD": models.queue_distribution(B34_LOAD, PAPER_K, None),
-              "RED ex1": models.queue_distribution(B34_LOAD, PAPER_K, EX1)}
-    for scheme, (m, v) in PAPER_QUEUE_MODEL.items():
-        q = queues[scheme]
-        add(f"Table III (model): queue size under {scheme}, mean and variance", f"{m} / {v}",
-            f"{q.mean:.3g} / {q.var:.3g}", combine_verdicts([close(q.mean, m, 0.05), close(q.var, v, 0.05)]),
-            "aqmlab's chain (number in the system, the paper's K = 40 and conventions) within 5% of the paper's "
-            "value")
+    models_of = {
+        "Table I (model): consecutive drops": (PAPER_RUNS_MODEL, {
+            "TD": models.consecutive_drops_td(B34_LOAD),
+            "RED ex1": models.consecutive_drops_red(B34_LOAD, PAPER_K, EX1, method="exact")}),
+        "Table III (model): queue size": (PAPER_QUEUE_MODEL, {
+            "TD": models.queue_distribution(B34_LOAD, PAPER_K, None),
+            "RED ex1": models.queue_distribution(B34_LOAD, PAPER_K, EX1)}),
+    }
+    for table, (paper, chains) in models_of.items():
+        for scheme, (m, v) in paper.items():
+            c = chains[scheme]
+            add(f"{table} under {scheme}, mean and variance", f"{m} / {v}", f"{c.mean:.3g} / {c.var:.3g}",
+                combine_verdicts([close(c.mean, m, 0.05), close(c.var, v, 0.05)]),
+                "aqmlab's exact chain (queue size: the number in the system) with the paper's K = 40 and "
+                "conventions within 5% of the paper's value, mean and variance")
     # Tables II and IV: the simulations.
     runs = _b34_runs(report)
     if not runs.empty:

@@ -29,7 +29,7 @@ import pandas as pd
 from aqmlab.exceptions import ModelError
 from aqmlab.models import jou
 from aqmlab.models.plots import lindley_map, model_curve
-from aqmlab.studies.framework import (Study, StudyReport, ci_columns, combine_verdicts, effect_verdict,
+from aqmlab.studies.framework import (Claims, Study, StudyReport, ci_columns, combine_verdicts, effect_verdict,
                                      errorbar_plot, mean_ci, range_verdict, register, show_ci, summary_table)
 
 # Everything that changes with the scale. Times in seconds.
@@ -513,10 +513,8 @@ class ParallelQueue(Study):
 
     def _claims(self, report: StudyReport, c1: dict[str, Any]) -> None:
         """The paper's claims on C1 and Table I beside aqmlab's numbers."""
-        claims: list[dict[str, str]] = []
-
-        def add(claim: str, paper: str, ours: str, verdict: str, how: str) -> None:
-            claims.append({"claim": claim, "paper": paper, "aqmlab": ours, "verdict": verdict, "how": how})
+        claims = Claims()
+        add = claims.add
 
         def by_rep(runs: pd.DataFrame, axis: str, label: str, fn: Any) -> pd.Series:
             g = runs[runs[axis] == label]

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from aqmlab import models
-from aqmlab.studies.framework import (Study, StudyReport, combine_verdicts, effect_verdict, errorbar_plot, mean_ci,
-                                     range_verdict, register, show_ci, summary_table)
+from aqmlab.studies.framework import (Claims, Study, StudyReport, combine_verdicts, effect_verdict, errorbar_plot,
+                                     mean_ci, range_verdict, register, show_ci, summary_table)
 
 SCHEMES = ["TD", "REDstd", "GREDstd", "REDopt"]
 LINK_BPS, UDP_BPS, R0_S, PACKET_B = 10e6, 1e6, 0.150, 1514.0
@@ -232,10 +232,8 @@ class TdVsRed(Study):
         """The paper's claims on A1 and A2 beside aqmlab's numbers. Every
         scheme at a load sees the same seeds, so comparisons between schemes
         use per-replication differences."""
-        claims: list[dict[str, str]] = []
-
-        def add(claim: str, paper: str, ours: str, verdict: str, how: str) -> None:
-            claims.append({"claim": claim, "paper": paper, "aqmlab": ours, "verdict": verdict, "how": how})
+        claims = Claims()
+        add = claims.add
 
         def values(runs: pd.DataFrame, x: str, load: Any, scheme: str, fn: Any) -> pd.Series:
             g = runs[(runs[x] == load) & (runs["scheme"] == scheme)]

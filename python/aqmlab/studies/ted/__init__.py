@@ -41,7 +41,7 @@ import pandas as pd
 
 from aqmlab import models
 from aqmlab.studies.framework import (Study, StudyReport, ci_columns, combine_verdicts, effect_verdict, mean_ci,
-                                     register, summary_table)
+                                     register, show_ci, summary_table)
 
 # Scale-dependent numbers. Full: the paper's 120 s runs; its replication
 # count is not known, 10 is chosen (4 for the sensitivity experiment, which
@@ -676,14 +676,11 @@ class Ted(Study):
             d = total[a] - total[b]
             return mean_ci(d / total[b] if relative else d)
 
-        def show(m: dict[str, float], scale: float, unit: str) -> str:
-            return f"{m['mean'] * scale:+.2f}{unit} [{m['ci95_low'] * scale:+.2f}, {m['ci95_high'] * scale:+.2f}]"
-
         below = {s: paired(s, "DropTail infinite", relative=True) for s in ted}
         v = [effect_verdict(m, -0.09, -0.03) for m in below.values()]
         claims.append({
             "claim": "TED's goodput is 5-7% below DropTail infinite's",
-            "paper": "-5 to -7%", "aqmlab": "; ".join(f"{s} {show(m, 100, '%')}" for s, m in below.items()),
+            "paper": "-5 to -7%", "aqmlab": "; ".join(f"{s} {show_ci(m, 100, '%', signed=True)}" for s, m in below.items()),
             "verdict": combine_verdicts(v),
             "how": "total goodput across C, per-replication difference, its 95% interval within -9% to -3% (the "
                    "paper's range +- 2 points) for every TED scheme"})
@@ -691,14 +688,14 @@ class Ted(Study):
         v = [effect_verdict(m, 0.0, math.inf) for m in above.values()]
         claims.append({
             "claim": "TED's goodput is above DropTail finite's",
-            "paper": "above", "aqmlab": "; ".join(f"{s} {show(m, 1e-6, ' Mb/s')}" for s, m in above.items()),
+            "paper": "above", "aqmlab": "; ".join(f"{s} {show_ci(m, 1e-6, ' Mb/s', signed=True)}" for s, m in above.items()),
             "verdict": combine_verdicts(v),
             "how": "total goodput across C, per-replication difference, its 95% interval above 0 for every TED "
                    "scheme"})
         for scheme, paper_gain, what in (("TED S3 1ACK", 2.62e6, "1ACK adds 2.62 Mb/s of goodput to TED S3"),
                                          ("TED S3 TDTO", 4e6, "1ACK and TDTO together add about 4 Mb/s to TED S3")):
             m = paired(scheme, "TED S3")
-            claims.append({"claim": what, "paper": f"+{paper_gain / 1e6:.2f} Mb/s", "aqmlab": show(m, 1e-6, " Mb/s"),
+            claims.append({"claim": what, "paper": f"+{paper_gain / 1e6:.2f} Mb/s", "aqmlab": show_ci(m, 1e-6, " Mb/s", signed=True),
                            "verdict": effect_verdict(m, paper_gain / 2, paper_gain * 2),
                            "how": "total goodput across C, per-replication difference; its 95% interval within a "
                                   "factor of 2 of the paper's gain"})
