@@ -930,6 +930,12 @@ impl Writer {
                 "a fixed retransmission timeout has no ns-2.35 counterpart; use \"ns2\"",
             ),
         }
+        if tcp.ecn && !tcp.ecn_negotiate {
+            self.refuse(
+                &format!("{path}.ecn_negotiate"),
+                "ns-2.35 always sends packet 0 without ECT (it negotiates ECN); remove ecn_negotiate = false",
+            );
+        }
         if tcp.initial_ssthresh_pkts != tcp.rwnd_pkts {
             self.refuse(
                 &format!("{path}.initial_ssthresh"),
@@ -1310,6 +1316,14 @@ mod test {
                         "gap": "1s" });
         let errs = refused(&scenario(json!({"kind": "droptail", "limit": "50pkt"}), t));
         assert_eq!(errs.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(), ["traffic[0].size"]);
+    }
+
+    #[test]
+    fn test_ecn_packet_0_ecn_capable_is_refused() {
+        let t = json!({ "name": "f", "kind": "ftp", "count": 1,
+                        "tcp": {"ecn": true, "syn": false, "ecn_negotiate": false} });
+        let errs = refused(&scenario(json!({"kind": "droptail", "limit": "50pkt"}), t));
+        assert_eq!(errs.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(), ["traffic[0].tcp.ecn_negotiate"]);
     }
 
     #[test]

@@ -87,6 +87,9 @@ pub struct TcpConfig {
     /// cwnd back to 1 after an idle period of one RTO.
     pub slow_start_restart: bool,
     pub ecn: bool,
+    /// Packet 0 negotiates ECN and is not ECN-capable (ns-2.35). Without
+    /// it ECN is taken as agreed and every packet is ECN-capable.
+    pub ecn_negotiate: bool,
     pub ecn_at_cwnd1: EcnAtCwnd1,
     /// Most packets sent in one burst (0: unlimited). NewReno uses 2 inside
     /// recovery whatever this says.
@@ -115,6 +118,7 @@ impl Default for TcpConfig {
             rto: RtoConfig::NS2,
             slow_start_restart: true,
             ecn: false,
+            ecn_negotiate: true,
             ecn_at_cwnd1: EcnAtCwnd1::Timeout,
             max_burst: 0,
             syn: true,
@@ -224,6 +228,9 @@ impl TcpConfig {
         }
         if let Some(b) = t.opt(cx, "ecn", parse_bool) {
             c.ecn = b;
+        }
+        if let Some(b) = t.opt(cx, "ecn_negotiate", parse_bool) {
+            c.ecn_negotiate = b;
         }
         if let Some(mode) = t.opt(cx, "ecn_at_cwnd1", |v| parse_choice(v, &["timeout", "ignore"])) {
             c.ecn_at_cwnd1 = if mode == "ignore" {

@@ -155,6 +155,7 @@ struct SenderParams {
     singledup: bool,
     slow_start_restart: bool,
     ecn: bool,
+    ecn_negotiate: bool,
     ecn_at_cwnd1: EcnAtCwnd1,
     /// `maxburst_`, 0 = unlimited.
     max_burst: u32,
@@ -250,6 +251,9 @@ impl TcpSender {
         if cfg.dupack_threshold == 0 {
             return Err("dupack_threshold must be at least 1 (got 0)".to_string());
         }
+        if cfg.syn && !cfg.ecn_negotiate {
+            return Err("ecn_negotiate = false needs syn = false: a SYN is never ECN-capable (RFC 3168)".to_string());
+        }
         let rtt = RttEstimator::new(&cfg.rto, boot_offset)?;
         let initial_window = f64::from(cfg.initial_window);
         Ok(TcpSender {
@@ -260,6 +264,7 @@ impl TcpSender {
                 singledup: cfg.limited_transmit,
                 slow_start_restart: cfg.slow_start_restart,
                 ecn: cfg.ecn,
+                ecn_negotiate: cfg.ecn_negotiate,
                 ecn_at_cwnd1: cfg.ecn_at_cwnd1,
                 max_burst: cfg.max_burst,
                 syn: cfg.syn,
@@ -284,7 +289,8 @@ impl TcpSender {
             rtt_active: false,
             rtt_seq: -1,
             rtt_ts: Time::ZERO,
-            ect: false,
+            // Without negotiation ECN is on from the start.
+            ect: cfg.ecn && !cfg.ecn_negotiate,
             ecn_backoff: false,
             cong_action: false,
             firstpartial: false,
@@ -604,8 +610,9 @@ impl TcpSender {
             // so it is not ECN-capable, whether it is a SYN or, without
             // one, the first data packet: ns-2.35's `TcpAgent::output`
             // clears ECT on sequence number 0 whenever `ecn_` is on. Every
-            // other packet, retransmissions included, is ECN-capable.
-            ect: self.params.ecn && seq != 0,
+            // other packet, retransmissions included, is ECN-capable, and
+            // so is packet 0 when ECN is taken as agreed.
+            ect: self.params.ecn && (seq != 0 || !self.params.ecn_negotiate),
         });
         if self.rtx_deadline.is_none() || force {
             self.set_rtx_timer(now);
@@ -1316,6 +1323,25 @@ mod test {
         });
         let ect: Vec<(u32, bool)> = no_syn.out.iter().map(|s| (s.seq, s.ect)).collect();
         assert_eq!(ect, vec![(0, false), (1, true)]);
+    }
+
+    #[test]
+    fn test_ecn_taken_as_agreed_makes_packet_0_ecn_capable() {
+        let cfg = TcpConfig {
+            ecn: true,
+            syn: false,
+            ecn_negotiate: false,
+            ..TcpConfig::default()
+        };
+        let mut f = Flow::new(&cfg);
+        assert!(f.snd.ect);
+        assert!(f.out.iter().all(|s| s.ect));
+        // A resent packet 0 is ECN-capable too.
+        assert_eq!(f.fire(), vec![0]);
+        assert!(f.out[0].ect);
+        let with_syn = TcpConfig { syn: true, ..cfg };
+        let err = TcpSender::new(&with_syn, Duration::ZERO).err().expect("a SYN cannot be ECN-capable");
+        assert!(err.contains("ecn_negotiate = false needs syn = false"), "{err}");
     }
 
     #[test]
