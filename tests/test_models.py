@@ -363,6 +363,23 @@ def test_redopt_is_a_fixed_point_of_its_steps() -> None:
     assert p.buffer == pytest.approx(max(2 * p.max_th, 0.15 * c), rel=1e-12)
 
 
+def test_redopt_thresholds_do_not_depend_on_n_until_the_window_floor_binds() -> None:
+    # By hand: max_p = 2 * 1.1 * (3/4) (N / (R C))^2 and D = max_p (R C)^3 / (sqrt(2) (2N)^2)
+    # give D = 3.3 / (8 sqrt(2)) R C = 0.29168 R C for every N. With q* = D, R C = R0 C + D, so
+    # D = k R0 C / (1 - k) and R = R0 / (1 - k); C = 9 Mb/s / (8 x 1514 B) = 743.06 packets/s.
+    k = 3.3 / (8 * math.sqrt(2))
+    c = 9e6 / (8 * 1514)
+    d = k * 0.15 * c / (1 - k)
+    for n in (16, 32, 64, 78):
+        p = models.redopt(10e6, n, 0.15, 1514, udp_rate_bps=1e6)
+        assert p.D == pytest.approx(d, rel=1e-9) and p.R == pytest.approx(0.15 / (1 - k), rel=1e-9)
+        assert p.min_th == pytest.approx(d / 2, rel=1e-9) and p.max_th == pytest.approx(1.5 * d, rel=1e-9)
+        assert p.buffer == pytest.approx(3 * d, rel=1e-9) and p.q_star == pytest.approx(d, rel=1e-9)
+        assert p.max_p == pytest.approx(2.2 * 0.75 * (n * (1 - k) / (0.15 * c)) ** 2, rel=1e-9)
+    # The floor N w_min - R0 C reaches D at N = R0 C / ((1 - k) w_min) = 78.68 flows; above it q* grows.
+    assert models.redopt(10e6, 79, 0.15, 1514, udp_rate_bps=1e6).q_star > d + 0.5
+
+
 def test_redopt_keeps_every_flow_a_minimal_window() -> None:
     # 256 flows over 0.15 s * 743 packets/s: the pipe holds 111 packets, so
     # q* = N w_min - R0 C = 512 - 111 at the fixed point, and then p* =

@@ -36,6 +36,16 @@ def test_export_refuses_what_ns2_lacks_at_its_key():
     assert [p for p, _ in e.value.problems] == ["topology.qdisc.kind", "traffic[0].packet_size"]
 
 
+def test_export_refuses_gred_to_the_limit_which_ns2_lacks():
+    red = {"kind": "red", "limit": "20pkt", "min_th": "3pkt", "max_th": "13pkt", "max_p": 0.1, "w_q": 0.002,
+           "gentle": "to_limit"}
+    sc = dumbbell(red, [{"name": "f", "kind": "ftp", "count": 2, "packet_size": "1000B"}])
+    with pytest.raises(ConfigError) as e:
+        ns2.export(sc)
+    assert [p for p, _ in e.value.problems] == ["topology.qdisc.gentle"]
+    assert "no ns-2.35 counterpart" in e.value.problems[0][1]
+
+
 def test_cli_export_writes_the_script_or_exits_2(tmp_path, capsys):
     good = tmp_path / "good.toml"
     good.write_text('name = "x"\nduration = "5s"\n[topology]\nkind = "dumbbell"\nsenders = 1\n'

@@ -33,7 +33,7 @@
 
 
 use aqmlab_qdisc::{
-    Adapt, AredUpdate, AvgOf, DropSpacing, DropWhere, EcnAboveMaxTh, GentleSlope, IdleDecay, Limit, QueueUnit,
+    Adapt, AredUpdate, AvgOf, DropSpacing, DropWhere, EcnAboveMaxTh, Gentle, GentleSlope, IdleDecay, Limit, QueueUnit,
     RedParams,
 };
 use aqmlab_sim::config::ConfigError;
@@ -368,7 +368,14 @@ impl Writer {
         let w_q = if eff.avg_of == AvgOf::Instantaneous { 1.0 } else { w_q };
         self.line(format!("{q} set q_weight_ {}", num(w_q)));
         self.line(format!("{q} set linterm_ {}", num(1.0 / eff.max_p)));
-        self.line(format!("{q} set gentle_ {}", eff.gentle));
+        if eff.gentle == Gentle::ToLimit {
+            self.refuse(
+                &format!("{path}.gentle"),
+                "\"to_limit\" has no ns-2.35 counterpart (ns-2's gentle_ line always reaches 1 at 2 max_th); use true or false",
+            );
+        }
+        let gentle = eff.gentle != Gentle::Off;
+        self.line(format!("{q} set gentle_ {gentle}"));
         self.line(format!("{q} set wait_ {}", eff.wait));
         self.line(format!("{q} set targetdelay_ {}", secs(eff.target_delay.nanos())));
         self.line(format!("{q} set drop_tail_ true"));
@@ -379,7 +386,7 @@ impl Writer {
         // gentle) is a forced drop, as aqmlab's `ecn_above_max_th = "drop"`
         // without gentle. With gentle, mark_p_ = max_p marks exactly below
         // max_th. "mark" marks everywhere: mark_p_ = 1.
-        let (use_mark_p, mark_p) = match (eff.ecn, eff.ecn_above_max_th, eff.gentle) {
+        let (use_mark_p, mark_p) = match (eff.ecn, eff.ecn_above_max_th, gentle) {
             (false, _, _) => (false, 1.0),
             (true, EcnAboveMaxTh::Drop, false) => (false, 1.0),
             (true, EcnAboveMaxTh::Drop, true) => (true, eff.max_p),
@@ -422,7 +429,7 @@ impl Writer {
                         "\"current\" has no ns-2.35 counterpart (ns-2's gentle line keeps the initial max_p); use \"initial\"",
                     );
                 }
-                if eff.ecn && eff.gentle && eff.ecn_above_max_th == EcnAboveMaxTh::Drop {
+                if eff.ecn && gentle && eff.ecn_above_max_th == EcnAboveMaxTh::Drop {
                     self.refuse(
                         &format!("{path}.ecn_above_max_th"),
                         "\"drop\" with Adaptive RED, gentle and ECN has no ns-2.35 counterpart (ns-2 would mark up to its fixed mark_p_, not up to the adapted max_p); use \"mark\"",
@@ -1125,6 +1132,23 @@ mod test {
         assert!(s.contains("set use_mark_p_ true\n") && s.contains("set mark_p_ 0.05\n"));
         let s = red(true, "mark");
         assert!(s.contains("set use_mark_p_ true\n") && s.contains("set mark_p_ 1.0\n"));
+    }
+
+    #[test]
+    fn test_red_gentle_to_limit_is_refused_and_true_exports_as_gentle() {
+        let red = |gentle: serde_json::Value| {
+            scenario(
+                json!({"kind": "red", "limit": "20pkt", "min_th": "3pkt", "max_th": "9pkt", "max_p": 0.1,
+                       "w_q": 0.002, "gentle": gentle}),
+                ftp(),
+            )
+        };
+        let errs = refused(&red(json!("to_limit")));
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(errs[0].0, "topology.qdisc.gentle");
+        assert!(errs[0].1.contains("\"to_limit\" has no ns-2.35 counterpart"), "{errs:?}");
+        assert!(script(&red(json!(true))).contains("set gentle_ true\n"));
+        assert!(script(&red(json!(false))).contains("set gentle_ false\n"));
     }
 
     #[test]

@@ -40,7 +40,7 @@ pub use fq_codel::{FlowList, FqCodel, FqCodelParams, FqCodelStats};
 pub use packet::{tcp_flags, Ecn, Packet, PacketKind};
 pub use pie::{DelayEstimator, Pie, PieAction, PieParams, PieState};
 pub use red::{
-    AvgOf, DropSpacing, EcnAboveMaxTh, IdleDecay, QueueUnit, Red, RedAction, RedCore, RedParams, RedState, Threshold,
+    AvgOf, DropSpacing, EcnAboveMaxTh, Gentle, IdleDecay, QueueUnit, Red, RedAction, RedCore, RedParams, RedState, Threshold,
     Weight,
 };
 pub use red_tail::{RedTail, RedTailParams, RedTailState};

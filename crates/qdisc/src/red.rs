@@ -16,11 +16,14 @@
 //! avg   <- avg (1 - w_q)^k + w_q q          k = 1, or the idle correction below
 //! count <- count + 1
 //! p_b   = max_p (avg - min_th) / (max_th - min_th)             min_th <= avg < max_th
-//!       = max_p' + (1 - max_p') (avg - max_th) / max_th          gentle, max_th <= avg < 2 max_th
+//!       = max_p' + (1 - max_p') (avg - max_th) / (end - max_th)  gentle, max_th <= avg < end
 //! p_a   = p_b / (1 - count p_b)      (1 once count p_b >= 1)
 //! drop (or mark) when the uniform draw u in [0, 1) is below p_a; count <- 0
-//! avg >= max_th (2 max_th when gentle): forced drop; count <- 0
+//! avg >= max_th (end when gentle): forced drop; count <- 0
 //! ```
+//!
+//! where `end` is 2 max_th (ns-2's gentle) or the limit (Brandauer et al.'s
+//! GRED, `gentle = "to_limit"`).
 //!
 //! # Units
 //!
@@ -38,15 +41,20 @@
 //!   of it fits (ns-2 checks `q >= qlim` before enqueueing, so its queue can
 //!   exceed a byte limit by one packet).
 //! * `min_th`, `max_th`: thresholds on `avg`, 0 <= min_th < max_th <= limit
-//!   (2 max_th <= limit when gentle). `"auto"`: min_th = max(5, target_delay
+//!   (2 max_th <= limit with `gentle = true`). `"auto"`: min_th = max(5, target_delay
 //!   C / 2) packets and max_th = 3 min_th, C being the link rate in mean
 //!   packets per second, `rate / (8 mean_pktsize)`; in a byte queue these
 //!   are multiplied by `mean_pktsize` (Floyd, Gummadi, Shenker 2001; ns-2).
 //! * `max_p`: p_b at `max_th`, in (0, 1].
 //! * `w_q`: EWMA weight, in (0, 1]. `"auto"`: 1 - exp(-1/C), a one-second
 //!   time constant (ns-2 `q_weight_ = 0`, ns-3 with ARED).
-//! * `gentle` (default false): between max_th and 2 max_th, p_b rises
-//!   linearly from max_p to 1 instead of jumping to 1.
+//! * `gentle` (default false, [`Gentle`]): above max_th, p_b rises linearly
+//!   from max_p to 1 instead of jumping to 1. `true` is ns-2's `gentle_`
+//!   (Floyd's 2000 recommendation): the line reaches 1 at 2 max_th.
+//!   `"to_limit"` is the GRED of Brandauer, Iannaccone, Diot, Ziegler,
+//!   Fdida and May (ISCC 2001): the line reaches 1 at the limit (in the
+//!   thresholds' unit), so the only forced drop is at a full buffer; it
+//!   needs a bounded limit. ns-2.35 has no such mode.
 //! * `wait` (default false; ns-2's default is true): p_a = 0 while
 //!   count p_b < 1, then p_b / (2 - count p_b), so gaps between drops are
 //!   uniform on {1/p_b, ..., 2/p_b - 1} instead of {1, ..., 1/p_b - 1}.
@@ -153,6 +161,19 @@ pub enum EcnAboveMaxTh {
     Mark,
 }
 
+/// RED's drop probability between `max_th` and the forced-drop region.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Gentle {
+    /// Floyd and Jacobson 1993: every arrival with avg >= max_th is dropped.
+    #[default]
+    Off,
+    /// ns-2's `gentle_`: p_b rises from max_p at max_th to 1 at 2 max_th.
+    TwiceMaxTh,
+    /// Brandauer et al.'s GRED: p_b rises from max_p at max_th to 1 at the
+    /// limit.
+    ToLimit,
+}
+
 /// How drops are spread between arrivals at a constant `p_b`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum DropSpacing {
@@ -243,7 +264,7 @@ pub struct RedParams {
     pub max_th: Threshold,
     pub max_p: f64,
     pub w_q: Weight,
-    pub gentle: bool,
+    pub gentle: Gentle,
     pub wait: bool,
     pub byte_mode: bool,
     pub mean_pktsize_bytes: u32,
@@ -275,7 +296,7 @@ impl RedParams {
             max_th,
             max_p,
             w_q,
-            gentle: false,
+            gentle: Gentle::Off,
             wait: false,
             byte_mode: false,
             mean_pktsize_bytes: 500,
@@ -295,7 +316,7 @@ impl RedParams {
     /// (ns-2's default).
     pub fn ared(limit: Limit) -> RedParams {
         RedParams {
-            gentle: true,
+            gentle: Gentle::TwiceMaxTh,
             adapt: Adapt::Ared(AredParams::default()),
             ..RedParams::red(limit, Threshold::Auto, Threshold::Auto, 0.1, Weight::Auto)
         }
@@ -391,12 +412,22 @@ impl RedParams {
                     format!("must not exceed the limit (got {hi} > {lim})"),
                 ));
             }
-            if self.gentle && 2.0 * hi > lim {
+            if self.gentle == Gentle::TwiceMaxTh && 2.0 * hi > lim {
                 return Err(ParamError::new(
                     "max_th",
-                    format!("with gentle, 2 * max_th must not exceed the limit (got 2 * {hi} > {lim})"),
+                    format!(
+                        "with gentle = true, 2 * max_th must not exceed the limit (got 2 * {hi} > {lim}); \
+                         gentle = \"to_limit\" ends the gentle line at the limit instead"
+                    ),
                 ));
             }
+        }
+        if self.gentle == Gentle::ToLimit && limit.is_none() {
+            return Err(ParamError::new(
+                "gentle",
+                "\"to_limit\" ends the gentle line at the limit, so it needs a bounded limit (got none); \
+                 use true for ns-2's line to 2 max_th",
+            ));
         }
         match &self.adapt {
             Adapt::None => {}
@@ -556,16 +587,36 @@ pub fn idle_packet_times(rate_bps: u64, mean_pktsize_bytes: u32, idle: Duration)
     u64::try_from(bits / per_pkt).unwrap_or(u64::MAX)
 }
 
-/// p_b at `avg` (Floyd–Jacobson Section 4; gentle as ns-2). The gentle line
-/// starts at `gentle_max_p` at `max_th`. Clamped to at most 1.
+/// Where the gentle line reaches 1 (and forced drops begin) for `max_th`:
+/// `None` without a gentle line. Same unit as the thresholds.
 #[inline]
-pub fn red_base_prob(avg: f64, min_th: f64, max_th: f64, max_p: f64, gentle: bool, gentle_max_p: f64) -> f64 {
+pub fn red_gentle_end(gentle: Gentle, max_th: f64, limit: Limit) -> Option<f64> {
+    match gentle {
+        Gentle::Off => None,
+        Gentle::TwiceMaxTh => Some(2.0 * max_th),
+        Gentle::ToLimit => limit_value(limit),
+    }
+}
+
+/// p_b at `avg` (Floyd–Jacobson Section 4). Above `max_th` the gentle line
+/// runs from `gentle_max_p` at `max_th` to 1 at `gentle_end` (see
+/// [`red_gentle_end`]; ns-2's 2 max_th gives the denominator max_th
+/// exactly). Clamped to at most 1.
+#[inline]
+pub fn red_base_prob(
+    avg: f64,
+    min_th: f64,
+    max_th: f64,
+    max_p: f64,
+    gentle_end: Option<f64>,
+    gentle_max_p: f64,
+) -> f64 {
     let p = if avg < min_th {
         0.0
     } else if avg < max_th {
         max_p * (avg - min_th) / (max_th - min_th)
-    } else if gentle && avg < 2.0 * max_th {
-        gentle_max_p + (1.0 - gentle_max_p) * (avg - max_th) / max_th
+    } else if let Some(end) = gentle_end.filter(|&end| avg < end) {
+        gentle_max_p + (1.0 - gentle_max_p) * (avg - max_th) / (end - max_th)
     } else {
         1.0
     };
@@ -611,7 +662,8 @@ pub fn red_decide(p: &RedParams, s: &mut RedState, q_pkts: u32, size_bytes: u32,
         }) => p.max_p,
         _ => s.max_p,
     };
-    s.p_b = red_base_prob(s.avg, s.min_th, s.max_th, s.max_p, p.gentle, gentle_max_p);
+    let gentle_end = red_gentle_end(p.gentle, s.max_th, p.limit);
+    s.p_b = red_base_prob(s.avg, s.min_th, s.max_th, s.max_p, gentle_end, gentle_max_p);
     s.p_a = 0.0;
     if s.avg < s.min_th || (p.exempt_first && q_pkts <= 1) {
         if p.exempt_first {
@@ -624,11 +676,7 @@ pub fn red_decide(p: &RedParams, s: &mut RedState, q_pkts: u32, size_bytes: u32,
         }
         return RedAction::Admit;
     }
-    let forced = if p.gentle {
-        s.avg >= 2.0 * s.max_th
-    } else {
-        s.avg >= s.max_th
-    };
+    let forced = s.avg >= gentle_end.unwrap_or(s.max_th);
     if forced {
         s.p_a = 1.0;
         s.reset_count();
@@ -1387,15 +1435,83 @@ mod test {
     fn test_gentle_base_prob_matches_t7() {
         // T7: max_p 0.1, max_th 15: p(15) = 0.1, p(22.5) = 0.1 + 0.9 * 7.5/15
         // = 0.55, p(30) = 1, p(31) = 1.
-        let p = |avg| red_base_prob(avg, 5.0, 15.0, 0.1, true, 0.1);
+        let p = |avg| red_base_prob(avg, 5.0, 15.0, 0.1, Some(30.0), 0.1);
         assert_close(p(15.0), 0.1, 1e-15);
         assert_close(p(22.5), 0.55, 1e-15);
         assert_eq!(p(30.0), 1.0);
         assert_eq!(p(31.0), 1.0);
         // Not gentle: 1 from max_th on; linear below: 0.1 * 5/10 = 0.05.
-        assert_eq!(red_base_prob(15.0, 5.0, 15.0, 0.1, false, 0.1), 1.0);
-        assert_close(red_base_prob(10.0, 5.0, 15.0, 0.1, false, 0.1), 0.05, 1e-15);
-        assert_eq!(red_base_prob(4.9, 5.0, 15.0, 0.1, false, 0.1), 0.0);
+        assert_eq!(red_base_prob(15.0, 5.0, 15.0, 0.1, None, 0.1), 1.0);
+        assert_close(red_base_prob(10.0, 5.0, 15.0, 0.1, None, 0.1), 0.05, 1e-15);
+        assert_eq!(red_base_prob(4.9, 5.0, 15.0, 0.1, None, 0.1), 0.0);
+    }
+
+    /// Brandauer et al.'s GRED in a limit of 20 (packets or bytes x 1000):
+    /// thresholds 3/20 and 13/20 of it, max_p 0.1, p_a = p_b.
+    fn gred_3_13_of_20(bytes: bool) -> RedParams {
+        let (limit, th) = if bytes {
+            (Limit::Bytes(20_000), Threshold::Bytes as fn(f64) -> Threshold)
+        } else {
+            (Limit::Packets(20), Threshold::Packets as fn(f64) -> Threshold)
+        };
+        let k = if bytes { 1000.0 } else { 1.0 };
+        RedParams {
+            gentle: Gentle::ToLimit,
+            drop_spacing: DropSpacing::None,
+            ..RedParams::red(limit, th(3.0 * k), th(13.0 * k), 0.1, Weight::Value(0.002))
+        }
+    }
+
+    #[test]
+    fn test_gentle_to_limit_base_prob_reaches_1_at_the_limit() {
+        // min 3, max 13, limit 20, max_p 0.1: the line from (13, 0.1) to (20, 1):
+        // p(16.5) = 0.1 + 0.9 * 3.5/7 = 0.55; p(19.3) = 0.1 + 0.9 * 6.3/7 = 0.91.
+        let end = red_gentle_end(Gentle::ToLimit, 13.0, Limit::Packets(20));
+        assert_eq!(end, Some(20.0));
+        let p = |avg| red_base_prob(avg, 3.0, 13.0, 0.1, end, 0.1);
+        assert_close(p(8.0), 0.05, 1e-15);
+        assert_close(p(13.0), 0.1, 1e-15);
+        assert_close(p(16.5), 0.55, 1e-15);
+        assert_close(p(19.3), 0.91, 1e-15);
+        assert_eq!(p(20.0), 1.0);
+        // ns-2's line would already be at 1 at 2 * 13 = 26 > 20 only; at 16.5 it is
+        // 0.1 + 0.9 * 3.5/13 = 0.34230769...
+        let ns2 = red_gentle_end(Gentle::TwiceMaxTh, 13.0, Limit::Packets(20));
+        assert_eq!(ns2, Some(26.0));
+        assert_close(
+            red_base_prob(16.5, 3.0, 13.0, 0.1, ns2, 0.1),
+            0.1 + 0.9 * 3.5 / 13.0,
+            1e-15,
+        );
+        assert_eq!(red_gentle_end(Gentle::Off, 13.0, Limit::Packets(20)), None);
+    }
+
+    #[test]
+    fn test_gentle_to_limit_decides_in_the_limits_unit() {
+        for bytes in [false, true] {
+            let k = if bytes { 1000.0 } else { 1.0 };
+            let (p, s0) = in_band_state(gred_3_13_of_20(bytes), 16.5 * k);
+            let mut s = s0;
+            assert_eq!(
+                red_decide(&p, &mut s, 16, SIZE, false, 0.549),
+                RedAction::Drop(DropReason::Early)
+            );
+            assert_close(s.p_b, 0.55, 1e-15);
+            assert_close(s.p_a, 0.55, 1e-15);
+            let mut s = s0;
+            assert_eq!(red_decide(&p, &mut s, 16, SIZE, false, 0.551), RedAction::Admit);
+        }
+    }
+
+    #[test]
+    fn test_gentle_to_limit_forced_only_at_the_limit() {
+        let mut q = red_holding_past_first(instantaneous(gred_3_13_of_20(false)), 19);
+        // 19 < 20: early region, p_a = p_b = 0.1 + 0.9 * 6/7 = 0.8714...; MISS survives.
+        assert_eq!(offer(&mut q, pkt(1), ms(1), MISS), Verdict::Enqueued);
+        assert_close(q.state().p_b, 0.1 + 0.9 * 6.0 / 7.0, 1e-15);
+        // q = 20 = the limit: forced.
+        assert_eq!(offer(&mut q, pkt(2), ms(2), MISS), Verdict::Dropped(DropReason::Forced));
+        assert_eq!(q.state().p_a, 1.0);
     }
 
     #[test]
@@ -1434,7 +1550,7 @@ mod test {
     #[test]
     fn test_gentle_at_twice_max_th_drops_forced() {
         let gentle = RedParams {
-            gentle: true,
+            gentle: Gentle::TwiceMaxTh,
             drop_spacing: DropSpacing::None,
             ..instantaneous(red_5_15())
         };
@@ -1590,7 +1706,7 @@ mod test {
         RedParams {
             ecn: true,
             ecn_above_max_th: above,
-            gentle,
+            gentle: if gentle { Gentle::TwiceMaxTh } else { Gentle::Off },
             ..instantaneous(red_5_15())
         }
     }
@@ -1749,7 +1865,7 @@ mod test {
 
     fn feng_5_15() -> RedParams {
         RedParams {
-            gentle: true,
+            gentle: Gentle::TwiceMaxTh,
             drop_spacing: DropSpacing::None,
             ..instantaneous(RedParams::feng(
                 Limit::Packets(100),
@@ -1906,7 +2022,7 @@ mod test {
         };
         assert_eq!(rejected(above).param, "max_th");
         let gentle = RedParams {
-            gentle: true,
+            gentle: Gentle::TwiceMaxTh,
             max_th: Threshold::Packets(51.0),
             ..p
         };
@@ -1916,6 +2032,29 @@ mod test {
             ..gentle
         };
         assert!(Red::new(unlimited, LINK_10M, 1).is_ok());
+        // GRED's line ends at the limit: max_th 13/20 of it is fine, no limit is not.
+        assert!(Red::new(gred_3_13_of_20(false), LINK_10M, 1).is_ok());
+        let ns2_gentle = RedParams {
+            gentle: Gentle::TwiceMaxTh,
+            ..gred_3_13_of_20(false)
+        };
+        let e = rejected(ns2_gentle);
+        assert_eq!(e.param, "max_th");
+        assert!(
+            e.message.contains("2 * 13 > 20") && e.message.contains("to_limit"),
+            "{}",
+            e.message
+        );
+        let e = rejected(RedParams {
+            limit: Limit::Unlimited,
+            ..gred_3_13_of_20(false)
+        });
+        assert_eq!(e.param, "gentle");
+        assert!(
+            e.message.contains("\"to_limit\"") && e.message.contains("bounded limit"),
+            "{}",
+            e.message
+        );
         let negative = RedParams {
             min_th: Threshold::Packets(-1.0),
             ..p
@@ -2065,7 +2204,7 @@ mod test {
 
     fn config(i: usize) -> RedParams {
         let gentle_ecn = RedParams {
-            gentle: true,
+            gentle: Gentle::TwiceMaxTh,
             ecn: true,
             ecn_above_max_th: EcnAboveMaxTh::Mark,
             limit: Limit::Packets(30),

@@ -9,8 +9,9 @@
 use aqmlab_qdisc::{
     Adapt, AnyQdisc, AredParams, AredUpdate, AvgOf, Bernoulli, BernoulliParams, Blue, BlueParams, Codel, CodelParams,
     DelayEstimator, DropSpacing, DropTail, DropTailParams, DropWhere, Duration, DynThresholds, EcnAboveMaxTh,
-    FengParams, FqCodel, FqCodelParams, GentleSlope, IdleDecay, Limit, LinkInfo, ParamError, Pie, PieParams, QueueUnit,
-    Red, RedParams, RedTail, RedTailParams, Sfb, SfbParams, Ted, TedCheck, TedMode, TedParams, Threshold, Weight,
+    FengParams, FqCodel, FqCodelParams, Gentle, GentleSlope, IdleDecay, Limit, LinkInfo, ParamError, Pie, PieParams,
+    QueueUnit, Red, RedParams, RedTail, RedTailParams, Sfb, SfbParams, Ted, TedCheck, TedMode, TedParams, Threshold,
+    Weight,
 };
 use serde_json::{json, Map, Value};
 
@@ -409,7 +410,7 @@ fn parse_red(cx: &mut Cx, t: &mut Table, kind: &str, limit: Option<Limit>) -> Op
             RedParams::red(Limit::Unlimited, min_th, max_th, max_p, w_q)
         }
     };
-    set(cx, t, "gentle", &mut p.gentle, parse_bool);
+    set(cx, t, "gentle", &mut p.gentle, parse_gentle);
     set(cx, t, "wait", &mut p.wait, parse_bool);
     set(cx, t, "byte_mode", &mut p.byte_mode, parse_bool);
     set(cx, t, "mean_pktsize", &mut p.mean_pktsize_bytes, whole_bytes);
@@ -450,6 +451,20 @@ fn parse_red(cx: &mut Cx, t: &mut Table, kind: &str, limit: Option<Limit>) -> Op
     }
     p.limit = limit?;
     Some(QdiscSpec::Red(p))
+}
+
+/// `gentle`: false, true (ns-2's line to 2 max_th) or "to_limit"
+/// (Brandauer et al.'s GRED, the line to the limit).
+fn parse_gentle(v: &Value) -> Result<Gentle, String> {
+    match v {
+        Value::Bool(false) => Ok(Gentle::Off),
+        Value::Bool(true) => Ok(Gentle::TwiceMaxTh),
+        Value::String(s) if s == "to_limit" => Ok(Gentle::ToLimit),
+        _ => Err(format!(
+            "expected false, true (the gentle line ends at 2 max_th, as ns-2) or \"to_limit\" (it ends at the limit), got {}",
+            config::show(v)
+        )),
+    }
 }
 
 fn parse_ared(cx: &mut Cx, t: &mut Table, a: &mut AredParams) {
@@ -682,7 +697,8 @@ fn describe_red(p: &RedParams) -> Value {
     let mut m = json!({
         "kind": kind, "limit": limit_value(p.limit),
         format!("min_th_{unit}"): th(p.min_th), format!("max_th_{unit}"): th(p.max_th),
-        "max_p": p.max_p, "w_q": w_q, "gentle": p.gentle, "wait": p.wait, "byte_mode": p.byte_mode,
+        "max_p": p.max_p, "w_q": w_q, "gentle": match p.gentle { Gentle::Off => json!(false), Gentle::TwiceMaxTh => json!(true), Gentle::ToLimit => json!("to_limit") },
+        "wait": p.wait, "byte_mode": p.byte_mode,
         "mean_pktsize_bytes": p.mean_pktsize_bytes, "ecn": p.ecn,
         "ecn_above_max_th": if p.ecn_above_max_th == EcnAboveMaxTh::Mark { "mark" } else { "drop" },
         "drop_spacing": if p.drop_spacing == DropSpacing::None { "none" } else { "count" },

@@ -1934,6 +1934,39 @@ mod test {
     }
 
     #[test]
+    fn test_red_gentle_takes_a_bool_or_to_limit_and_names_the_allowed_values() {
+        let gentle = |limit: &str, g: Value| {
+            let mut v = dumbbell();
+            v["topology"]["qdisc"] = json!({ "kind": "red", "limit": limit, "min_th": "3pkt", "max_th": "13pkt",
+                                             "max_p": 0.1, "w_q": 0.002, "gentle": g });
+            Scenario::from_value(&v).map(|sc| match &sc.net.links[0].qdisc {
+                QdiscSpec::Red(p) => p.gentle,
+                _ => unreachable!("a RED bottleneck"),
+            })
+        };
+        use aqmlab_qdisc::Gentle::*;
+        assert_eq!(gentle("30pkt", json!(false)).unwrap(), Off);
+        assert_eq!(gentle("30pkt", json!(true)).unwrap(), TwiceMaxTh);
+        assert_eq!(gentle("20pkt", json!("to_limit")).unwrap(), ToLimit);
+        for bad in [json!("yes"), json!(1)] {
+            let e = gentle("20pkt", bad.clone()).unwrap_err();
+            assert_eq!(e.len(), 1);
+            assert_eq!(e[0].path, "topology.qdisc.gentle");
+            assert!(
+                e[0].message.contains(&format!("got {bad}")) && e[0].message.contains("\"to_limit\""),
+                "{}",
+                e[0].message
+            );
+        }
+        // ns-2's line needs 2 max_th within the limit; GRED's ends at the limit.
+        let e = gentle("20pkt", json!(true)).unwrap_err();
+        assert_eq!(e[0].path, "topology.qdisc.max_th");
+        let e = gentle("inf", json!("to_limit")).unwrap_err();
+        assert_eq!(e[0].path, "topology.qdisc.gentle");
+        assert!(e[0].message.contains("bounded limit"), "{}", e[0].message);
+    }
+
+    #[test]
     fn test_endpoint_pairs_checked_over_their_whole_period() {
         // src [a, b] and dst [c, d, b] repeat every 6 flows; flow 5 is b -> b.
         let v = json!({

@@ -21,7 +21,14 @@ from published parts:
    ``w_min``); ``min_th = max(5, q* - D/2)``, ``max_th = min_th + D``;
 5. ``buffer = max(2 max_th, R0 C)``.
 
-Steps 1-4 are iterated to a fixed point, since ``R`` depends on ``q*``. The
+Steps 1-4 are iterated to a fixed point, since ``R`` depends on ``q*``.
+
+A consequence worth knowing: ``max_p`` grows as ``N^2`` and step 3's bound
+on ``max_p / D`` falls as ``1/N^2``, so ``D = 3u / (4 sqrt(2) b) R C``
+whatever ``N`` (``u`` the factor 1.1 or 1; ``K = w_g`` makes the square root
+``sqrt(2)``). While ``N w_min - R0 C <= D``, ``q* = D`` and ``R = R0 / (1 -
+D / (R C))``: thresholds and buffer do not depend on ``N`` until ``N``
+exceeds ``R0 C / ((1 - D / (R C)) w_min)``; only ``max_p`` and ``w_q`` do. The
 spec leaves open which queue feeds ``R`` when the floor of 5 packets lifts
 ``min_th``: here ``q*`` is the midpoint ``min_th + D/2`` actually aimed at,
 which equals step 4's value whenever the floor does not bind.
