@@ -16,6 +16,8 @@ from aqmlab.experiment import Experiment
 from aqmlab.studies import STUDIES, reproduce
 from aqmlab.studies.bonald import SCALES
 
+DELAY = ["delay_mean_s", "delay_mean_s_ci95_low", "delay_mean_s_ci95_high", "jitter_s", "jitter_s_ci95_low",
+         "jitter_s_ci95_high"]
 CSVS = {
     "b1_drop_probability": ["scheme", "B", "load", "loss_rate", "ci95_low", "ci95_high", "n", "model",
                             "model_sequential"],
@@ -32,19 +34,24 @@ CSVS = {
                       "model_system_mean", "model_qdelay_s"],
     "b4_queue_distribution": ["scheme", "backlog_pkts", "probability", "model"],
     "b5_tcp_udp": ["scheme", "traffic", "loss_rate", "loss_rate_ci95_low", "loss_rate_ci95_high", "goodput_bps",
-                   "goodput_bps_ci95_low", "goodput_bps_ci95_high", "n"],
+                   "goodput_bps_ci95_low", "goodput_bps_ci95_high", *DELAY, "n"],
+    "b5_sensitivity": ["axis", "setting", "scheme", "goodput_bps", "goodput_bps_ci95_low", "goodput_bps_ci95_high",
+                       "tcp_loss", "tcp_loss_ci95_low", "tcp_loss_ci95_high", "udp_loss", "udp_loss_ci95_low",
+                       "udp_loss_ci95_high", "utilization", "utilization_ci95_low", "utilization_ci95_high", "n",
+                       "paper_goodput_bps", "near_paper", "paper_text"],
     "b6_queueing_delay": ["scheme", "buffer_pkts", "qdelay_mean_s", "qdelay_mean_s_ci95_low",
                           "qdelay_mean_s_ci95_high", "qdelay_std_s", "qdelay_std_s_ci95_low", "qdelay_std_s_ci95_high",
                           "loss_rate", "loss_rate_ci95_low", "loss_rate_ci95_high", "goodput_bps",
-                          "goodput_bps_ci95_low", "goodput_bps_ci95_high", "n"],
+                          "goodput_bps_ci95_low", "goodput_bps_ci95_high", *("udp_" + c for c in DELAY), "n"],
     "b7_against_flows": ["scheme", "flows", "traffic", "loss_rate", "loss_rate_ci95_low", "loss_rate_ci95_high",
-                         "goodput_bps", "goodput_bps_ci95_low", "goodput_bps_ci95_high", "n"],
+                         "goodput_bps", "goodput_bps_ci95_low", "goodput_bps_ci95_high", *DELAY, "n"],
     "b8_queue": ["scheme", "flows", "qlen_mean_pkts", "qlen_mean_pkts_ci95_low", "qlen_mean_pkts_ci95_high",
                  "qlen_var_pkts", "qlen_var_pkts_ci95_low", "qlen_var_pkts_ci95_high", "loss_rate",
-                 "loss_rate_ci95_low", "loss_rate_ci95_high", "n"],
+                 "loss_rate_ci95_low", "loss_rate_ci95_high", "goodput_bps", "goodput_bps_ci95_low",
+                 "goodput_bps_ci95_high", "n"],
 }
 FIGURES = ["b1_drop_probability", "b2_fraction", "b2_load", "b3_loss_runs", "b4_queue_distribution",
-           "b6_queueing_delay", "b7_against_flows", "b8_queue"]
+           "b5_sensitivity", "b6_queueing_delay", "b7_against_flows", "b8_queue"]
 SMOKE = SCALES["smoke"]
 REPS = SMOKE["open"]["reps"]
 
@@ -102,7 +109,8 @@ def test_rows_are_labelled_with_the_schemes(out: Path) -> None:
     b6 = csv(out, "b6_queueing_delay")
     assert set(zip(b6["scheme"], b6["buffer_pkts"])) == {(s, b) for s in ("TD", "RED") for b in (40, 150)}
     assert sorted(set(csv(out, "b7_against_flows")["flows"])) == SMOKE["flows"]
-    assert sorted(csv(out, "b8_queue")["flows"]) == SMOKE["b8_flows"]
+    b8 = csv(out, "b8_queue")
+    assert sorted(zip(b8["scheme"], b8["flows"])) == sorted((s, n) for s in ("TD", "RED") for n in SMOKE["b8_flows"])
 
 
 def test_values_in_range(out: Path) -> None:
@@ -180,11 +188,12 @@ def test_b3_b4_models_and_simulation_agree_with_closed_forms(out: Path) -> None:
 @pytest.mark.parametrize("scale", ["quick", "full"])
 def test_every_scale_makes_valid_experiments(scale: str) -> None:
     texts = STUDIES["bonald"].experiments(scale)
-    assert set(texts) == {"b1", "b2_poisson", "b2_pareto", "b34", "b57", "b6", "b8"}
+    assert set(texts) == {"b1", "b2_poisson", "b2_pareto", "b34", "b57", "b6", "b8", "b5_buffer", "b5_rtt", "b5_tcp",
+                          "b5_pkt"}
     for name, text in texts.items():
         exp = Experiment.from_toml(text, source=name)
         assert exp.name == name and exp.replications == SCALES[scale][
-            "closed" if name in ("b57", "b6", "b8") else "open"]["reps"]
+            "open" if name in ("b1", "b2_poisson", "b2_pareto", "b34") else "closed"]["reps"]
         assert "Chosen" in text
     b1 = tomllib.loads(texts["b1"])
     assert [float(x) for x in b1["sweep"]["traffic[0].rate"]["labels"]] == pytest.approx(SCALES[scale]["loads"])
@@ -211,3 +220,86 @@ def test_report_needs_no_sideways_scrolling_at_1280_px(out, tmp_path):
     if chromium() is None:
         pytest.skip("no Chromium on this machine (./dev setup installs it on Debian)")
     assert scroll_width(out / "report.html", tmp_path) <= 1280
+
+
+def _flat(d: dict, prefix: str = "") -> dict:
+    """A scenario as {key path: leaf value}, lists of tables kept whole."""
+    out = {}
+    for k, v in d.items():
+        path = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out |= _flat(v, path + ".")
+        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v) and k == "traffic":
+            for i, x in enumerate(v):
+                out |= _flat(x, f"{path}[{i}].")
+        else:
+            out[path] = v
+    return out
+
+
+def test_b5_sensitivity_changes_one_thing_each_from_table_vs_setting() -> None:
+    """Every point of the b5_* experiments is b57's scenario at 100 flows
+    with the same discipline, except for the one setting it is about."""
+    texts = STUDIES["bonald"].experiments("quick")
+    b57 = {(r.point.labels()["topology.qdisc"], r.point.labels()["traffic[0].count"]): r.scenario
+           for r in Experiment.from_toml(texts["b57"], source="b57").runs() if r.replication == 0}
+    allowed = {"b5_buffer": ("topology.qdisc.",), "b5_rtt": ("topology.senders",), "b5_tcp": ("traffic[0].tcp.",),
+               "b5_pkt": ("traffic[0].packet_size", "traffic[1].size")}
+    for name, prefixes in allowed.items():
+        runs = [r for r in Experiment.from_toml(texts[name], source=name).runs() if r.replication == 0]
+        assert len(runs) >= 4, name
+        for r in runs:
+            scheme = r.point.labels()["topology.qdisc"].split()[0]
+            base = _flat(b57[(scheme, "100")].to_dict())
+            mine = _flat(r.scenario.to_dict())
+            changed = {k for k in base.keys() | mine.keys() if base.get(k) != mine.get(k)} - {"name"}
+            assert changed and all(k.startswith(prefixes) for k in changed), (name, r.point.labels(), changed)
+            if name == "b5_pkt":
+                assert changed == set(prefixes)
+    rtt = tomllib.loads(texts["b5_rtt"])["sweep"]["topology.senders"]
+    spread = dict(zip(rtt["labels"], rtt["values"]))["spread"]
+    ms = [float(h["delay"].removesuffix("us")) / 1000 for h in spread]
+    # One host per flow, round trips 2 (access + 50 ms) evenly from 120 to 220 ms.
+    assert len(ms) == 100 and 2 * (ms[0] + 50) == pytest.approx(120) and 2 * (ms[-1] + 50) == pytest.approx(220)
+    assert np.diff(ms) == pytest.approx(np.full(99, 50 / 99), abs=1e-3)
+
+
+def test_b5_sensitivity_table(out: Path) -> None:
+    df = csv(out, "b5_sensitivity")
+    assert df["axis"].iloc[0] == "default" and set(df["scheme"]) == {"TD", "RED"}
+    assert set(df["axis"]) == {"default", "flows", "buffer", "round trips", "TCP", "packet size"}
+    assert set(df[df["axis"] == "buffer"]["setting"]) == {"20 packets", "80 packets", "150 packets"}
+    assert set(df[df["axis"] == "flows"]["setting"]) == {f"{n} flows" for n in SMOKE["flows"] if n != 100}
+    assert (df["n"] == REPS).all()
+    # The paper's Table V goodput, and the rule "95% interval within 15% of it".
+    assert set(zip(df["scheme"], df["paper_goodput_bps"])) == {("TD", 5.55e6), ("RED", 5.56e6)}
+    for _, r in df.iterrows():
+        lo, hi, p = r["goodput_bps_ci95_low"], r["goodput_bps_ci95_high"], r["paper_goodput_bps"]
+        want = ("reproduced" if 0.85 * p <= lo and hi <= 1.15 * p else
+                "not reproduced" if hi < 0.85 * p or lo > 1.15 * p else "inconclusive")
+        assert r["near_paper"] == want
+    # The default rows are b5_tcp_udp's TCP rows.
+    b5 = csv(out, "b5_tcp_udp").query("traffic == 'TCP'").set_index("scheme")
+    for _, r in df[df["axis"] == "default"].iterrows():
+        assert r["goodput_bps"] == pytest.approx(b5.loc[r["scheme"], "goodput_bps"], rel=1e-5)
+    assert df.set_index(["axis", "setting"]).loc[("TCP", "SACK"), "paper_text"].str.startswith("no").all()
+
+
+def test_udp_delay_and_jitter_within_what_the_path_allows(out: Path) -> None:
+    """The CBR source sits on the 120 ms host: 60 ms of one-way propagation
+    and 0.08 + 0.8 ms of transmission (1000 B at 100 and 10 Mb/s, ahead of
+    it on the bottleneck at most `buffer` TCP packets of 1040 B, 0.832 ms
+    each). So its delay lies in [60.88 ms, 60.88 ms + buffer x 0.832 ms] and
+    its jitter (a standard deviation of values in an interval of that
+    width) is at most half the width."""
+    base = 0.060 + 8000 / 100e6 + 8000 / 10e6
+    per_pkt = 1040 * 8 / 10e6
+    rows = [(r["delay_mean_s"], r["jitter_s"], 40) for _, r in csv(out, "b5_tcp_udp").query("traffic == 'UDP'")
+            .iterrows()]
+    rows += [(r["udp_delay_mean_s"], r["udp_jitter_s"], r["buffer_pkts"]) for _, r in
+             csv(out, "b6_queueing_delay").iterrows()]
+    for delay, jitter, buffer in rows:
+        assert base - 1e-6 <= delay <= base + buffer * per_pkt + 1e-6
+        assert 0 < jitter <= buffer * per_pkt / 2
+    b7 = csv(out, "b7_against_flows")
+    assert (b7["jitter_s_ci95_low"] <= b7["jitter_s"] + 1e-12).all()

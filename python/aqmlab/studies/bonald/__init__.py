@@ -5,7 +5,9 @@ IEEE INFOCOM 2000. The open-loop part (B1-B4) puts one queue under Poisson,
 batch-Poisson and bursty-plus-Poisson input and lays the paper's Markov
 chains (``aqmlab.models.bonald``) over the simulated points; the
 closed-loop part (B5-B8) runs TCP NewReno flows and CBR UDP through a 10 Mb/s
-bottleneck.
+bottleneck, with the UDP packets' delay and jitter, Tail Drop beside RED in
+the instantaneous queue of the paper's Fig. 15, and a sensitivity of Table
+V's goodput to what the paper leaves open (the b5_* experiments).
 
 The queue convention is the simulator's throughout: an aqmlab queue with a
 limit of 40 packets holds 41 in the system, and RED decides on the backlog
@@ -75,9 +77,20 @@ B34_LOAD = 2.0
 # Closed loop.
 ACCESS_DELAYS_MS = [10, 20, 30, 40, 50, 60]
 B5_FLOWS = 100
+TCP_PAYLOAD_BYTES, TCP_HEADER_BYTES = 1000, 40  # as _closed_scenario.j2 chooses
+UDP_RATE_BPS = 1e6
+B5_FLOWS_FOR_RTT = B5_FLOWS  # "spread": one sender host, so one round trip, per flow
 B6_BUFFERS = [40, 150]
 B6_WINDOW_S = 30.0  # the time series plot shows this much, so single oscillations stay visible
 B8_RED = {"limit": 200, "min_th": 50, "max_th": 150}
+# Table V's sensitivity (b5s.toml.j2 says why each change): one change each
+# from the study's default, keyed by the label the report shows.
+B5_BUFFERS = [20, 80]
+B5_RTT_MS = {"spread": [10 + 50 * i / (B5_FLOWS_FOR_RTT - 1) for i in range(B5_FLOWS_FOR_RTT)],
+             "all 120": [10.0], "all 220": [60.0]}
+B5_TCP = {"SACK": {"variant": "sack"}, "RTO min 1 s": {"variant": "newreno", "rto": "rfc6298"},
+          "delayed ACKs": {"variant": "newreno", "delayed_ack": True}}
+B5_SIZES = ["500B", "1500B"]
 
 
 def _red(limit: float, red: models.Red, w_q: float, instantaneous: bool) -> dict[str, Any]:
@@ -127,7 +140,7 @@ class Bonald(Study):
     title = "Study B: analytic evaluation of RED vs Tail Drop, open and closed loop"
     source = ("T. Bonald, M. May, J.-C. Bolot, \"Analytic evaluation of RED performance\", IEEE INFOCOM 2000. "
               "Markov chains of Tail Drop and RED (aqmlab.models.bonald) overlaid on simulations.")
-    runtime = {"smoke": "8 s", "quick": "46 s", "full": "~5 min"}
+    runtime = {"smoke": "30 s", "quick": "3 min", "full": "~5 min"}
 
     # Experiments ---------------------------------------------------------------
 
@@ -170,9 +183,22 @@ class Bonald(Study):
             schemes=[s for b in B6_BUFFERS for s in _closed_schemes(b, with_buffer=True)], **closed)
         out["b8"] = self.render(
             "closed.toml.j2", name="b8", trace=True, flows=sc["b8_flows"],
-            what="B8: the instantaneous queue over time against the number of TCP flows, buffer 200, RED.",
-            schemes=[{"label": "RED", "qdisc": _red(B8_RED["limit"], models.Red(B8_RED["min_th"], B8_RED["max_th"],
+            what="B8: the instantaneous queue over time against the number of TCP flows, buffer 200, Tail Drop and "
+                 "RED (the paper's Fig. 15 contrast).",
+            schemes=[{"label": "TD", "qdisc": _td(B8_RED["limit"])},
+                     {"label": "RED", "qdisc": _red(B8_RED["limit"], models.Red(B8_RED["min_th"], B8_RED["max_th"],
                                                                                0.1), EX2_WQ, False)}], **closed)
+        sens = {"flows": [B5_FLOWS], "trace": False, "schemes": _closed_schemes(40), **closed}
+        out["b5_buffer"] = self.render(
+            "b5s.toml.j2", name="b5_buffer", axis="buffer",
+            **{**sens, "schemes": [s for b in B5_BUFFERS for s in _closed_schemes(b, with_buffer=True)]})
+        out["b5_rtt"] = self.render(
+            "b5s.toml.j2", name="b5_rtt", axis="rtt",
+            rtt=[{"label": k, "senders": [{"delay": f"{round(d * 1000)}us"} for d in v]} for k, v in B5_RTT_MS.items()],
+            **sens)
+        out["b5_tcp"] = self.render("b5s.toml.j2", name="b5_tcp", axis="tcp",
+                                    tcp=[{"label": k, "tcp": v} for k, v in B5_TCP.items()], **sens)
+        out["b5_pkt"] = self.render("b5s.toml.j2", name="b5_pkt", axis="packet size", sizes=B5_SIZES, **sens)
         return out
 
     # Analysis ------------------------------------------------------------------
@@ -190,6 +216,7 @@ class Bonald(Study):
         _b3(report)
         _b4(report)
         _b57(report)
+        _b5_sensitivity(report)
         _b6(report)
         _b8(report)
         _claims(report)
@@ -663,6 +690,21 @@ def _closed_metrics(s: dict[str, Any]) -> dict[str, float]:
             "goodput": t["tcp"]["goodput_bps"]}
 
 
+#: What the report calls jitter: the standard deviation of the one-way delay
+#: of a traffic's packets (the paper ties jitter to the variance of the
+#: queue, its Table III, which is this delay's variance less the constant
+#: propagation and transmission times).
+JITTER_TEXT = ("delay = one-way delay of the packets delivered (source to sink), mean over the window; jitter = "
+               "its standard deviation")
+
+
+def _delay_columns(traffics: list[dict[str, Any]], prefix: str = "") -> dict[str, float]:
+    """Mean one-way delay and jitter (see JITTER_TEXT) of one traffic group
+    over replications, with 95% intervals."""
+    return {**ci_columns([t["delay_mean_s"] for t in traffics], f"{prefix}delay_mean_s"),
+            **ci_columns([t["delay_std_s"] for t in traffics], f"{prefix}jitter_s")}
+
+
 def _b57(report: StudyReport) -> None:
     runs = report.runs("b57")
     report.section("B5 and B7: TCP NewReno and CBR UDP, buffer 40")
@@ -683,12 +725,14 @@ def _b57(report: StudyReport) -> None:
                    **ci_columns([x[key] for x in m], "loss_rate")}
             row.update(ci_columns([x["goodput"] for x in m], "goodput_bps") if traffic == "TCP" else
                        {"goodput_bps": math.nan, "goodput_bps_ci95_low": math.nan, "goodput_bps_ci95_high": math.nan})
+            row.update(_delay_columns([s["traffic"][traffic.lower()] for s in g["summary"]]))
             row["n"] = len(g)
             rows.append(row)
     df = pd.DataFrame(rows)
     b5 = df[df["flows"] == B5_FLOWS].drop(columns="flows")
-    report.table("b5_tcp_udp", b5, f"B5: loss rates of UDP and TCP and TCP goodput with {B5_FLOWS} TCP flows, "
-                                   f"buffer 40. " + _reps_text(report, "b57") + ".")
+    report.table("b5_tcp_udp", b5, f"B5: loss rates of UDP and TCP, TCP goodput, and each traffic's delay and "
+                                   f"jitter ({JITTER_TEXT}) with {B5_FLOWS} TCP flows, buffer 40. "
+                                   + _reps_text(report, "b57") + ".")
     if len(b5):
         piv = b5.set_index(["scheme", "traffic"])
         parts = []
@@ -698,8 +742,12 @@ def _b57(report: StudyReport) -> None:
                              f"{_fmt(piv.loc[(scheme, 'TCP'), 'loss_rate'])}, TCP goodput "
                              f"{_fmt(piv.loc[(scheme, 'TCP'), 'goodput_bps'] / 1e6)} Mb/s")
         report.text("With " + str(B5_FLOWS) + " flows: " + "; ".join(parts) + ".")
-    report.table("b7_against_flows", df, "B7: TCP goodput and loss rates against the number of TCP flows, buffer 40. "
-                 + _reps_text(report, "b57") + ".")
+        if {("TD", "UDP"), ("RED", "UDP")} <= set(piv.index):
+            report.text("UDP delay and jitter (the paper measured them; it gives no numbers to compare with here): "
+                        + "; ".join(f"{s} delay {_ci_ms(piv.loc[(s, 'UDP')], 'delay_mean_s')}, jitter "
+                                    f"{_ci_ms(piv.loc[(s, 'UDP')], 'jitter_s')}" for s in ("TD", "RED")) + ".")
+    report.table("b7_against_flows", df, "B7: TCP goodput, loss rates, delay and jitter against the number of TCP "
+                 f"flows, buffer 40 ({JITTER_TEXT}). " + _reps_text(report, "b57") + ".")
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6), layout="constrained")
     tcp, udp = df[df["traffic"] == "TCP"], df[df["traffic"] == "UDP"]
     errorbar_plot(axes[0], tcp.assign(goodput_mbps=tcp["goodput_bps"] / 1e6, lo=tcp["goodput_bps_ci95_low"] / 1e6,
@@ -710,12 +758,14 @@ def _b57(report: StudyReport) -> None:
     axes[1].set_ylabel("UDP loss rate")
     errorbar_plot(axes[2], tcp, "flows", "loss_rate", "scheme", low="loss_rate_ci95_low", high="loss_rate_ci95_high")
     axes[2].set_ylabel("TCP loss rate")
-    for ax in axes:
+    for ax, key, scale in zip(axes, ("goodput", "udp_loss", "tcp_loss"), (1e-6, 1.0, 1.0)):
+        _paper_markers(ax, {s: PAPER_TABLE_V[(s, key)] * scale for s in ("TD", "RED")}, B5_FLOWS)
         ax.set_xlabel("TCP flows")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     report.figure("b7_against_flows", fig, "B7: TCP goodput, UDP loss rate and TCP loss rate against the number of "
-                                           "TCP flows, buffer 40 (95% CI).")
+                                           f"TCP flows, buffer 40 (95% CI); stars: the paper's Table V at {B5_FLOWS} "
+                                           "flows.")
     text = []
     for what, d in (("UDP loss", udp), ("TCP loss", tcp)):
         p = d.pivot(index="flows", columns="scheme", values="loss_rate")
@@ -730,6 +780,169 @@ def _b57(report: StudyReport) -> None:
         text.append(f"TCP goodput: RED within {_fmt(100 * rel.max())}% of TD at every number of flows; it ranges "
                     f"over {_fmt(p.min().min() / 1e6)} to {_fmt(p.max().max() / 1e6)} Mb/s.")
     report.text(*text)
+
+
+# Table V's sensitivity ----------------------------------------------------------
+
+#: How near the paper's goodput a setting must come to count as near: its 95%
+#: interval within this fraction of the paper's 5.55 Mb/s (the claims' rule).
+B5_NEAR = 0.15
+
+
+def _b5_paper_text(axis: str, setting: str) -> str:
+    """Whether the paper's text allows a setting of Table V's sensitivity
+    (what the paper states and what it leaves open), and why not."""
+    if axis == "default":
+        return "yes"
+    if axis == "flows":
+        return f"no: the paper has {B5_FLOWS} flows"
+    if axis == "buffer":
+        return "no: the paper has 40 packets"
+    if axis == "round trips":
+        return "yes: the paper gives only the range" if setting == "spread" else "no: the paper spreads 120..220 ms"
+    if axis == "TCP":
+        return "no: the paper names NewReno" if setting == "SACK" else "yes: the paper does not say"
+    return "yes: the paper does not say"
+
+
+def _b5_groups(report: StudyReport) -> list[tuple[str, str, str, list[dict[str, Any]]]]:
+    """(axis, setting, scheme, run summaries) of every setting of Table V's
+    sensitivity: the study's default and other numbers of flows from b57, a
+    buffer of 150 from b6, and the b5_* experiments."""
+    out = []
+    runs = report.runs("b57")
+    if not runs.empty:
+        for (scheme, n), g in runs.groupby(["topology.qdisc", "traffic[0].count"], sort=False):
+            axis, setting = ("default", "study default") if int(n) == B5_FLOWS else ("flows", f"{n} flows")
+            out.append((axis, setting, scheme, list(g["summary"])))
+    for name in ("b6", "b5_buffer"):
+        runs = report.runs(name)
+        for label, g in (runs.groupby("topology.qdisc", sort=False) if not runs.empty else ()):
+            scheme, buffer = label.split()
+            if int(buffer) != 40:
+                out.append(("buffer", f"{buffer} packets", scheme, list(g["summary"])))
+    for name, axis, col in (("b5_rtt", "round trips", "topology.senders"), ("b5_tcp", "TCP", "traffic[0].tcp"),
+                            ("b5_pkt", "packet size", "traffic[0].packet_size")):
+        runs = report.runs(name)
+        for (scheme, setting), g in (runs.groupby(["topology.qdisc", col], sort=False) if not runs.empty else ()):
+            out.append((axis, setting, scheme, list(g["summary"])))
+    order = ["default", "flows", "buffer", "round trips", "TCP", "packet size"]
+    return sorted(out, key=lambda x: order.index(x[0]))
+
+
+def _b5_sensitivity(report: StudyReport) -> None:
+    report.section("B5: what moves Table V's goodput")
+    groups = _b5_groups(report)
+    if not groups:
+        report.text("No B5 sensitivity runs finished.")
+        return
+    report.text(f"aqmlab's TCP goodput in Table V's setting is well above the paper's 5.55 Mb/s. Each row below "
+                "changes one thing the paper leaves open (or states, to measure its weight) from the study's "
+                f"default, {B5_FLOWS} NewReno flows and a buffer of 40 packets; the experiment files say why each "
+                "change is tried.")
+    rows = []
+    for axis, setting, scheme, summaries in groups:
+        m = [_closed_metrics(x) for x in summaries]
+        paper = PAPER_TABLE_V[(scheme, "goodput")]
+        good = mean_ci([x["goodput"] for x in m])
+        rows.append({"axis": axis, "setting": setting, "scheme": scheme,
+                     **ci_columns([x["goodput"] for x in m], "goodput_bps"),
+                     **ci_columns([x["tcp_loss"] for x in m], "tcp_loss"),
+                     **ci_columns([x["udp_loss"] for x in m], "udp_loss"),
+                     **ci_columns([x["queues"]["bottleneck"]["utilization"] for x in summaries], "utilization"),
+                     "n": len(m), "paper_goodput_bps": paper,
+                     "near_paper": range_verdict(good, paper * (1 - B5_NEAR), paper * (1 + B5_NEAR)),
+                     "paper_text": _b5_paper_text(axis, setting)})
+    df = pd.DataFrame(rows)
+    report.table("b5_sensitivity", df,
+                 f"B5 sensitivity: TCP goodput and the loss rates with one change each from the study's default "
+                 f"({B5_FLOWS} flows, buffer 40), beside the paper's Table V goodput; near_paper: the goodput's 95% "
+                 f"interval within {B5_NEAR:.0%} of the paper's (reproduced), wholly outside (not reproduced) or "
+                 "across the bound (inconclusive); paper_text: whether the paper's text allows the setting; "
+                 "utilization: the fraction of the time the bottleneck link transmits. "
+                 + _reps_text(report, "b57") + ".")
+    labels = list(dict.fromkeys(f"{a}: {s}" for a, s in zip(df["axis"], df["setting"])))
+    fig, axes = plt.subplots(1, 3, figsize=(13, 1.2 + 0.32 * len(labels)), sharey=True, layout="constrained")
+    panels = (("goodput_bps", 1e-6, "TCP goodput (Mb/s)", "goodput"), ("tcp_loss", 1.0, "TCP loss rate", "tcp_loss"),
+              ("udp_loss", 1.0, "UDP loss rate", "udp_loss"))
+    for ax, (col, scale, xlabel, key) in zip(axes, panels):
+        for i, scheme in enumerate(("TD", "RED")):
+            d = df[df["scheme"] == scheme]
+            y = np.array([labels.index(f"{a}: {s}") for a, s in zip(d["axis"], d["setting"])]) + (i - 0.5) * 0.25
+            x = d[col].to_numpy() * scale
+            err = [np.clip(x - d[f"{col}_ci95_low"].to_numpy() * scale, 0, None),
+                   np.clip(d[f"{col}_ci95_high"].to_numpy() * scale - x, 0, None)]
+            ax.errorbar(x, y, xerr=np.nan_to_num(err), fmt="o", color=f"C{i}", capsize=2, markersize=4, label=scheme)
+            ax.axvline(PAPER_TABLE_V[(scheme, key)] * scale, color=f"C{i}", linestyle="--", linewidth=1,
+                       label=f"paper {scheme}")
+        ax.set_xlabel(xlabel)
+        ax.grid(alpha=0.3)
+    axes[0].set_yticks(range(len(labels)), labels, fontsize=8)
+    axes[0].invert_yaxis()
+    axes[0].legend(fontsize=7)
+    report.figure("b5_sensitivity", fig, "B5 sensitivity: each setting's TCP goodput and loss rates (95% CI), Tail "
+                                         "Drop and RED; dashed: the paper's Table V.")
+    far = (df["goodput_bps"] - df["paper_goodput_bps"]).abs() / df["paper_goodput_bps"]
+    best = df.loc[far.idxmin()]
+    low, high = df.loc[df["goodput_bps"].idxmin()], df.loc[df["goodput_bps"].idxmax()]
+    text = [f"Across the {len(labels)} settings the TCP goodput ranges from {_fmt(low['goodput_bps'] / 1e6)} Mb/s "
+            f"({low['scheme']}, {low['axis']}: {low['setting']}) to {_fmt(high['goodput_bps'] / 1e6)} Mb/s "
+            f"({high['scheme']}, {high['axis']}: {high['setting']}); the paper's is 5.55 (TD) and 5.56 (RED). "
+            f"Nearest: {best['scheme']} with {best['axis']}: {best['setting']}, {_fmt(best['goodput_bps'] / 1e6)} "
+            f"Mb/s, {_fmt(100 * far.min())}% from the paper's."]
+    near = df[df["near_paper"] == "reproduced"]
+    if near.empty:
+        text.append(f"No setting brings the goodput's 95% interval within {B5_NEAR:.0%} of the paper's, so one "
+                    "change from the study's default cannot account for Table V's goodput; the paper's setting "
+                    "cannot be found among these.")
+    else:
+        allowed = near[near["paper_text"].str.startswith("yes")]
+        text.append(f"Within {B5_NEAR:.0%} of the paper's goodput: " + ", ".join(
+            f"{r['scheme']} {r['axis']}: {r['setting']}" for _, r in near.iterrows()) + "; of these the paper's "
+            "text allows " + (", ".join(f"{r['scheme']} {r['axis']}: {r['setting']}" for _, r in allowed.iterrows())
+                              if len(allowed) else "none") + ".")
+    def accounted(goodput: float, udp_loss: float, payload: float = TCP_PAYLOAD_BYTES) -> float:
+        """The fraction of 10 Mb/s that a TCP goodput (with its headers) and
+        the UDP delivered make up."""
+        return (goodput * (payload + TCP_HEADER_BYTES) / payload + UDP_RATE_BPS * (1 - udp_loss)) / RATE_BPS
+
+    paper = {k: accounted(PAPER_TABLE_V[(k, "goodput")], PAPER_TABLE_V[(k, "udp_loss")]) for k in ("TD", "RED")}
+    at = df[df["axis"] != "flows"]  # Table V's number of flows
+    ours = pd.Series([accounted(r["goodput_bps"], r["udp_loss"], float(r["setting"].removesuffix("B"))
+                                if r["axis"] == "packet size" else TCP_PAYLOAD_BYTES) for _, r in at.iterrows()])
+    text.append(f"With {B5_FLOWS} flows, in every setting, the bottleneck transmits "
+                f"{_fmt(100 * at['utilization'].min())}% to {_fmt(100 * at['utilization'].max())}% of the time, and the TCP goodput (with {TCP_HEADER_BYTES} "
+                "B of header per packet) and the UDP delivered make up "
+                f"{_fmt(100 * ours.min())}% to {_fmt(100 * ours.max())}% of 10 Mb/s; the rest of the busy time is "
+                f"retransmitted duplicates. The paper's Table V (with {TCP_PAYLOAD_BYTES} B payloads) makes up "
+                f"{_fmt(100 * paper['TD'])}% (TD) and "
+                f"{_fmt(100 * paper['RED'])}% (RED): with 100 flows that lose a tenth of their packets, its link "
+                "either stood idle or carried duplicates a third of the time, or its goodput is not the quantity "
+                "measured here (payload delivered in order to the receivers over the measurement window).")
+    default = df[df["axis"] == "default"].set_index("scheme")
+    if "TD" in default.index:
+        td = df[(df["scheme"] == "TD") & (df["axis"] != "default")]
+        drop = (default.loc["TD", "goodput_bps"] - td["goodput_bps"]) / 1e6
+        i, base = drop.idxmax(), default.loc["TD", "goodput_bps"] / 1e6
+        text.append(f"Under Tail Drop the largest fall from the default's {_fmt(base)} Mb/s is {_fmt(drop[i])} Mb/s "
+                    f"({td.loc[i, 'axis']}: {td.loc[i, 'setting']}); the paper's goodput is "
+                    f"{_fmt(base - PAPER_TABLE_V[('TD', 'goodput')] / 1e6)} Mb/s below the default's.")
+    report.text(*text)
+
+
+def _ci_ms(row: pd.Series, column: str) -> str:
+    """`column` (seconds) with its 95% interval, in ms."""
+    return (f"{_fmt(1e3 * row[column])} ms [{_fmt(1e3 * row[column + '_ci95_low'])}, "
+            f"{_fmt(1e3 * row[column + '_ci95_high'])}]")
+
+
+def _paper_markers(ax: Any, values: dict[str, float], x: float) -> None:
+    """The paper's value per scheme at `x`, as a star in the colour of the
+    scheme's simulated line on `ax` (drawn by errorbar_plot)."""
+    colors = {c.get_label(): c.lines[0].get_color() for c in ax.containers if c.lines[0] is not None}
+    for scheme, y in values.items():
+        ax.plot([x], [y], "*", markersize=11, markeredgecolor="black", markeredgewidth=0.6,
+                color=colors.get(scheme, "black"), label=f"paper {scheme}", linestyle="none")
 
 
 def _series_window(report: StudyReport, experiment: str, point: int, column: str) -> pd.DataFrame | None:
@@ -755,11 +968,13 @@ def _b6(report: StudyReport) -> None:
                      **ci_columns([q["qdelay_std_s"] for q in qs], "qdelay_std_s"),
                      **ci_columns([q["loss_rate"] for q in qs], "loss_rate"),
                      **ci_columns([s["traffic"]["tcp"]["goodput_bps"] for s in g["summary"]], "goodput_bps"),
+                     **_delay_columns([s["traffic"]["udp"] for s in g["summary"]], "udp_"),
                      "n": len(g)})
     df = pd.DataFrame(rows)
     report.table("b6_queueing_delay", df,
                  f"B6: queueing delay (sojourn before transmission) at the bottleneck, its standard deviation, the "
-                 f"bottleneck's loss rate and the TCP goodput, {B5_FLOWS} TCP flows. " + _reps_text(report, "b6") + ".")
+                 f"bottleneck's loss rate, the TCP goodput and the UDP packets' delay and jitter ({JITTER_TEXT}), "
+                 f"{B5_FLOWS} TCP flows. " + _reps_text(report, "b6") + ".")
     warm = float(runs["summary"].iloc[0]["warmup_s"])
     fig, axes = plt.subplots(len(B6_BUFFERS), 1, figsize=(10, 3 * len(B6_BUFFERS)), sharex=True, squeeze=False)
     for (label, point), _ in runs.groupby([qcol, "point"], sort=False):
@@ -785,51 +1000,75 @@ def _b6(report: StudyReport) -> None:
                         f"{_fmt(1e3 * d.loc['RED', 'qdelay_mean_s'])} ms; standard deviation TD "
                         f"{_fmt(1e3 * d.loc['TD', 'qdelay_std_s'])} ms, RED {_fmt(1e3 * d.loc['RED', 'qdelay_std_s'])}"
                         f" ms; goodput TD {_fmt(d.loc['TD', 'goodput_bps'] / 1e6)}, RED "
-                        f"{_fmt(d.loc['RED', 'goodput_bps'] / 1e6)} Mb/s.")
+                        f"{_fmt(d.loc['RED', 'goodput_bps'] / 1e6)} Mb/s; UDP delay TD "
+                        f"{_ci_ms(d.loc['TD'], 'udp_delay_mean_s')}, RED {_ci_ms(d.loc['RED'], 'udp_delay_mean_s')}; "
+                        f"UDP jitter TD {_ci_ms(d.loc['TD'], 'udp_jitter_s')}, RED "
+                        f"{_ci_ms(d.loc['RED'], 'udp_jitter_s')}.")
     report.text(*text)
 
 
 def _b8(report: StudyReport) -> None:
     runs = report.runs("b8")
-    report.section("B8: the instantaneous queue against the number of flows, buffer 200, RED")
+    report.section("B8: the instantaneous queue against the number of flows, buffer 200, Tail Drop and RED")
     if runs.empty:
         report.text("No B8 runs finished.")
         return
-    ncol = "traffic[0].count"
+    qcol, ncol = "topology.qdisc", "traffic[0].count"
     rows = []
-    for n, g in runs.groupby(ncol, sort=False):
+    for (scheme, n), g in runs.groupby([qcol, ncol], sort=False):
         qs = [s["queues"]["bottleneck"] for s in g["summary"]]
-        rows.append({"scheme": "RED", "flows": int(n), **ci_columns([q["qlen_mean_pkts"] for q in qs], "qlen_mean_pkts"),
+        rows.append({"scheme": scheme, "flows": int(n),
+                     **ci_columns([q["qlen_mean_pkts"] for q in qs], "qlen_mean_pkts"),
                      **ci_columns([q["qlen_var_pkts"] for q in qs], "qlen_var_pkts"),
-                     **ci_columns([q["loss_rate"] for q in qs], "loss_rate"), "n": len(g)})
+                     **ci_columns([q["loss_rate"] for q in qs], "loss_rate"),
+                     **ci_columns([s["traffic"]["tcp"]["goodput_bps"] for s in g["summary"]], "goodput_bps"),
+                     "n": len(g)})
     df = pd.DataFrame(rows)
-    report.table("b8_queue", df, f"B8: time-averaged queue, its variance and the loss rate against the number of "
-                                 f"TCP flows; RED min_th {B8_RED['min_th']}, max_th {B8_RED['max_th']}, max_p 0.1, "
-                                 f"w_q {EX2_WQ}, buffer {B8_RED['limit']}. " + _reps_text(report, "b8") + ".")
+    report.table("b8_queue", df, f"B8: time-averaged queue, its variance, the loss rate and the TCP goodput against "
+                                 f"the number of TCP flows; Tail Drop and RED (min_th {B8_RED['min_th']}, max_th "
+                                 f"{B8_RED['max_th']}, max_p 0.1, w_q {EX2_WQ}) with a buffer of {B8_RED['limit']}. "
+                                 + _reps_text(report, "b8") + ".")
     warm = float(runs["summary"].iloc[0]["warmup_s"])
-    points = runs.groupby(ncol, sort=False)["point"].first()
-    fig, axes = plt.subplots(len(points), 1, figsize=(10, 2.4 * len(points)), sharex=True, sharey=True, squeeze=False)
-    for ax, (n, point) in zip(axes[:, 0], points.items()):
-        s = _series_window(report, "b8", int(point), "bottleneck.backlog_pkts")
+    schemes = [s for s in ("TD", "RED") if s in set(runs[qcol])]
+    flows = list(dict.fromkeys(runs[ncol]))
+    fig, axes = plt.subplots(len(flows), len(schemes), figsize=(6 * len(schemes), 2.4 * len(flows)), sharex=True,
+                             sharey=True, squeeze=False, layout="constrained")
+    for (scheme, n), g in runs.groupby([qcol, ncol], sort=False):
+        ax = axes[flows.index(n)][schemes.index(scheme)]
+        s = _series_window(report, "b8", int(g["point"].iloc[0]), "bottleneck.backlog_pkts")
         if s is None:
             continue
         s = s[s["time_s"] >= warm]
         ax.plot(s["time_s"], s["bottleneck.backlog_pkts"], linewidth=0.6, label="queue")
-        if "bottleneck.avg" in s:
-            ax.plot(s["time_s"], s["bottleneck.avg"], linewidth=1.2, label="avg")
-        for th in (B8_RED["min_th"], B8_RED["max_th"]):
-            ax.axhline(th, color="grey", linewidth=0.8, linestyle=":")
-        ax.set_title(f"{n} flows")
-        ax.set_ylabel("packets")
+        if scheme == "RED":
+            if "bottleneck.avg" in s:
+                ax.plot(s["time_s"], s["bottleneck.avg"], linewidth=1.2, label="avg")
+            for th in (B8_RED["min_th"], B8_RED["max_th"]):
+                ax.axhline(th, color="grey", linewidth=0.8, linestyle=":")
+        ax.axhline(B8_RED["limit"], color="black", linewidth=0.8, linestyle="--")
+        ax.set_title(f"{scheme}, {n} flows", fontsize=10)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper right")
-    axes[-1][0].set_xlabel("time (s)")
-    report.figure("b8_queue", fig, "B8: instantaneous queue and RED's average over time, replication 0, after the "
-                                   "warm-up; dotted lines at min_th and max_th.")
-    d = df.sort_values("flows")
-    report.text("Mean queue against the number of flows: " + ", ".join(
-        f"{_fmt(r['qlen_mean_pkts'])} [{_fmt(r['qlen_mean_pkts_ci95_low'])}, {_fmt(r['qlen_mean_pkts_ci95_high'])}]"
-        f" packets with {r['flows']} flows" for _, r in d.iterrows()) + ".")
+        ax.legend(fontsize=7, loc="lower right")
+    for row in axes:
+        row[0].set_ylabel("packets")
+    for ax in axes[-1]:
+        ax.set_xlabel("time (s)")
+    report.figure("b8_queue", fig, "B8 (the paper's Fig. 15): the instantaneous queue over time, Tail Drop (left) "
+                                   "beside RED with its average (right), same axes, replication 0 after the warm-up; "
+                                   "dashed: the buffer, dotted: min_th and max_th.")
+    text = []
+    for scheme in schemes:
+        d = df[df["scheme"] == scheme].sort_values("flows")
+        text.append(f"{scheme}: mean queue " + ", ".join(
+            f"{_fmt(r['qlen_mean_pkts'])} [{_fmt(r['qlen_mean_pkts_ci95_low'])}, "
+            f"{_fmt(r['qlen_mean_pkts_ci95_high'])}] packets, standard deviation {_fmt(math.sqrt(r['qlen_var_pkts']))}"
+            f" with {r['flows']} flows" for _, r in d.iterrows()) + ".")
+    p = df.pivot(index="flows", columns="scheme", values="qlen_var_pkts")
+    if {"TD", "RED"} <= set(p.columns):
+        ratio = np.sqrt(p["RED"] / p["TD"])
+        text.append("The standard deviation of RED's queue over Tail Drop's: " + ", ".join(
+            f"{_fmt(v)} with {n} flows" for n, v in ratio.items()) + ".")
+    report.text(*text)
 
 
 # The paper's numbers (Bonald, May and Bolot, Tables I-V): (mean, variance).
@@ -913,5 +1152,18 @@ def _claims(report: StudyReport) -> None:
                 rel = mean_ci((per[("RED", k)] - per[("TD", k)]) / per[("TD", k)])
                 add(f"Table V: RED leaves the {what} unchanged", "unchanged", show_ci(rel, 100, "%", signed=True),
                     range_verdict(rel, -0.05, 0.05), "per-replication relative difference RED vs TD within +-5%")
+    # Fig. 15's contrast, at Table V's number of flows.
+    runs = report.runs("b8")
+    if not runs.empty:
+        sel = runs[runs["traffic[0].count"] == str(B5_FLOWS)]
+        std = {scheme: pd.Series([math.sqrt(x["queues"]["bottleneck"]["qlen_var_pkts"]) for x in g["summary"]],
+                                 index=list(g["replication"])) for scheme, g in sel.groupby("topology.qdisc")}
+        if {"TD", "RED"} <= set(std):
+            d = mean_ci(std["RED"] - std["TD"])
+            add(f"Fig. 15: the instantaneous queue varies more under RED than under TD, {B5_FLOWS} flows, buffer "
+                f"{B8_RED['limit']}", "RED more", show_ci(d, unit=" packets", signed=True),
+                effect_verdict(d, 0.0, math.inf),
+                "per-replication difference of the queue's standard deviation, RED - TD: reproduced when its 95% "
+                "interval lies above 0, not reproduced when below, inconclusive when it holds 0")
     report.claims(claims, "Each number and claim of the paper's Tables I-V beside aqmlab's (its chains for the "
                           "model tables, its simulations for the others), and the verdict by the rule shown.")
