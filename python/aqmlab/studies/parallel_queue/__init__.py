@@ -547,6 +547,7 @@ class ParallelQueue(Study):
                      "packet; S in units of the equilibrium round trip N W_bar / C; the queue measured in C1 with "
                      "dynamic thresholds (mean with 95% CI over replications, std of the pooled samples)")
         report.table("c4_map", pd.DataFrame(map_rows), "C4: the map f(q) clipped to [0, B], S = 0.5, 1 and 2 RTT")
+        fig_map.tight_layout()
         report.figure("c4_map", fig_map,
                       "C4 (the paper's Fig. 9): the map f for S = 0.5, 1 and 2 RTT, with the diagonal and the fixed "
                       "point q_e where every map crosses it; thin lines: the first six steps from q_e / 2. The slope "
@@ -558,6 +559,7 @@ class ParallelQueue(Study):
         if hist_rows:
             report.table("c4_histogram", pd.DataFrame(hist_rows),
                          "C4: queue histogram measured in C1 with dynamic thresholds (per packet-sized bin)")
+        fig.tight_layout()
         report.figure("c4_model", fig,
                       "C4: noiseless trajectories from q_e / 2 for S = 0.5, 1 and 2 RTT (top, N = 20 and 40), and "
                       "the stationary distribution by the chain (dashed) and the Gaussian approximation (dotted) "
