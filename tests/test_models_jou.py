@@ -129,6 +129,19 @@ def test_drift_map_is_vectorised_and_matches_equation_1():
     assert isinstance(jou.drift_map(1e5, S=S, **c4(20)), float)
 
 
+@pytest.mark.parametrize("N", [20, 40])
+@pytest.mark.parametrize("S_rtt, by_hand", [(0.5, 0.5), (1.0, 1.0), (2.0, 2.0)])
+def test_map_by_hand_where_the_window_is_half_the_equilibrium_one(N, S_rtt, by_hand):
+    # At q = N*W/2 - d*C the round trip is half the equilibrium one, so the
+    # flows send 2C: f(q) = q + S*(2C - C) = q + S*C, and with S = k*N*W/C,
+    # f(q) = q + k*N*W. N = 20: 2.18e5 + k*1.204e6 (8.2e5, 1.422e6, 2.626e6);
+    # N = 40: 8.2e5 + k*2.408e6 (2.024e6, 3.228e6, 5.636e6).
+    q = {20: 2.18e5, 40: 8.2e5}[N]
+    expected = {(20, 0.5): 8.2e5, (20, 1.0): 1.422e6, (20, 2.0): 2.626e6,
+                (40, 0.5): 2.024e6, (40, 1.0): 3.228e6, (40, 2.0): 5.636e6}[(N, by_hand)]
+    assert jou.drift_map(q, S=S_rtt * rtt(N), **c4(N)) == pytest.approx(expected, rel=1e-12)
+
+
 # Stability
 
 
@@ -262,6 +275,26 @@ def test_noisy_trajectory_has_the_linearised_variance():
     q = jou.trajectory(S=S, **c4(20), B=B, q0=8.2e5, steps=20000, sigma=SIGMA[20], seed=1)
     expected = 20 * S**2 * SIGMA[20] ** 2 / (1 - 0.25)
     assert np.var(q[100:]) == pytest.approx(expected, rel=0.05)
+
+
+@pytest.mark.parametrize("N", [20, 40])
+@pytest.mark.parametrize("S_rtt", [0.5, 1.5])
+def test_lyapunov_exponent_of_a_stable_fixed_point_is_log_of_its_slope(N, S_rtt):
+    # The path settles at q_e, where |f'| = |1 - S/RTT| = 1/2 for both S.
+    lam = jou.lyapunov_exponent(S=S_rtt * rtt(N), **c4(N), B=B, q0=0.5 * jou.equilibrium(**c4(N)), steps=400,
+                                skip=200)
+    assert lam == pytest.approx(math.log(0.5), abs=1e-9)
+
+
+def test_lyapunov_exponent_is_marginal_at_twice_rtt_and_minus_inf_when_clipped():
+    # S = 2 RTT: |f'(q_e)| = 1 and the path closes in like 1/sqrt(n), so the
+    # exponent is just below 0 (the mean of ln(1 - O(1/n)) terms).
+    lam = jou.lyapunov_exponent(S=2 * rtt(20), **c4(20), B=B, q0=4e5, steps=20000, skip=2000)
+    assert -1e-3 < lam < 0
+    # S = 5 RTT alternates between B and 0 (see the clipping test).
+    assert jou.lyapunov_exponent(S=5 * rtt(20), **c4(20), B=B, q0=B, steps=10) == -math.inf
+    with pytest.raises(ModelError, match="skip"):
+        jou.lyapunov_exponent(S=rtt(20), **c4(20), B=B, q0=B, steps=10, skip=10)
 
 
 # Markov chain and Gaussian approximation

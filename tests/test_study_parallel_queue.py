@@ -28,8 +28,10 @@ CSVS = {
     "c1_summary": ["thresholds", *with_ci("loss_rate", "loss_rate_n20", "loss_rate_n40", "qdelay_mean_s", "utilization",
                                           "goodput_bps", "goodput_bps_late", "jain"), "n"],
     "c2_classes": ["thresholds", "class", *with_ci("loss_rate", "delay_mean_s", "qdelay_mean_s", "goodput_bps"), "n"],
-    "c2_delivery": ["scheme", "thresholds", *with_ci("responses_mean_s", "responses_std_s", "responses_count",
-                                                     "ftp_goodput_bps", "cbr_loss_rate"), "n"],
+    "c2_delivery": ["scheme", "thresholds", *with_ci("small_mean_s", "small_std_s", "small_count", "responses_mean_s",
+                                                     "responses_std_s", "responses_count", "ftp_goodput_bps",
+                                                     "cbr_loss_rate"), "n"],
+    "c2_small_files": ["scheme", "thresholds", "size_pkts", "delivery_mean_s", *CI, "n"],
     "c3_delivery": ["P_d", "size_KB", *with_ci("transfer_mean_s", "loss_rate", "transfers", "coverage"), "n"],
     "c4_model": ["N", "sigma_bps", "S_rtt", "S_s", "q_e_bits", "f_prime", "gas", "chain_mean_bits", "chain_std_bits",
                  "chain_p_full", "gauss_mean_bits", "gauss_std_bits", "gauss_std_rel_diff", "sim_mean_bits", "sim_ci95_low",
@@ -38,8 +40,11 @@ CSVS = {
     "c4_trajectories": ["N", "S_rtt", "step", "time_s", "q_bits"],
     "c4_distribution": ["N", "S_rtt", "q_bits", "pi_chain", "p_gauss"],
     "c4_histogram": ["N", "q_bits", "p_sim"],
+    "c4_lyapunov": ["N", "S_rtt", "lyapunov_per_step", "q_min_over_q_e", "q_max_over_q_e", "chaotic"],
+    "c4_flow_rate": ["N", "model_rate_bps", "sigma_paper_bps", *with_ci("rate_mean_bps", "sigma_sim_bps"), "n"],
+    "c4_noisy_trajectory": ["S_rtt", "N", "time_s", "q_bits"],
 }
-FIGURES = ["c1_timeseries", "c2_delivery", "c3_delivery", "c4_model"]
+FIGURES = ["c1_timeseries", "c2_delivery", "c2_small_files", "c3_delivery", "c4_map", "c4_model", "c4_noise"]
 SMOKE = SCALES["smoke"]
 
 
@@ -94,6 +99,16 @@ def test_row_labels_and_ranges(out: Path) -> None:
         ("DropTail", "-"), ("Adaptive RED", "fixed"), ("Adaptive RED", "dynamic"),
         ("RED+Tail", "fixed"), ("RED+Tail", "dynamic")]
     assert (d["responses_mean_s"] > 0).all() and (d["responses_count"] > 0).all()
+    # Responses are Pareto (K = 2.3 KB, alpha = 1.3) in whole 1000 B packets,
+    # so P(at most 30 packets) = 1 - (2.3/30)^1.3 = 0.9649; per scheme the
+    # small ones' share is binomial about it (4 standard deviations, and
+    # 0.005 for the responses under way at the end, more often large ones).
+    p = 1 - (2.3 / 30) ** 1.3
+    for small, count in zip(d["small_count"], d["responses_count"]):
+        n = count * SMOKE["c2"]["replications"]
+        assert abs(small / count - p) < 4 * math.sqrt(p * (1 - p) / n) + 0.005
+    small = csv(out, "c2_small_files")
+    assert small["size_pkts"].between(3, 30).all()  # 2.3 KB rounds up to 3 packets
 
     c3 = csv(out, "c3_delivery")
     assert sorted(set(c3["P_d"])) == SMOKE["c3"]["p"]
@@ -102,6 +117,20 @@ def test_row_labels_and_ranges(out: Path) -> None:
     # Without drops the larger file takes longer.
     lossless = c3[c3["P_d"] == 0].set_index("size_KB")["transfer_mean_s"]
     assert lossless[210] > lossless[30]
+
+
+def test_small_files_pool_the_rows_up_to_30_packets() -> None:
+    from aqmlab.exceptions import AqmlabError
+    from aqmlab.studies.parallel_queue import _small_files
+
+    # Times {1, 1} s at 3 packets and {2, 4} s at 10 (mean 3, std 1); the
+    # 40-packet row is not small. Pooled: mean 2, variance (1+1+0+4)/4 = 1.5.
+    rows = [{"pkts": 3, "count": 2, "mean_s": 1.0, "std_s": 0.0}, {"pkts": 10, "count": 2, "mean_s": 3.0, "std_s": 1.0},
+            {"pkts": 40, "count": 1, "mean_s": 50.0, "std_s": 0.0}]
+    got = _small_files({"traffic": {"web": {"responses_by_size": rows}}})
+    assert got["count"] == 4 and got["mean_s"] == 2.0 and got["std_s"] == pytest.approx(math.sqrt(1.5), rel=1e-12)
+    with pytest.raises(AqmlabError, match=r"responses_by_size.*--rerun"):
+        _small_files({"traffic": {"web": {"responses": {}}}})
 
 
 def test_c3_drop_rate_is_the_configured_probability(out: Path) -> None:
@@ -150,13 +179,32 @@ def test_c4_model_columns(out: Path) -> None:
     assert np.allclose(sums, 1.0, atol=1e-4)
     hist = csv(out, "c4_histogram")
     assert np.allclose(hist.groupby("N")["p_sim"].sum(), 1.0, atol=1e-4)
-    # The map's values are the model's.
-    mp = csv(out, "c4_map").iloc[::50]
-    for _, r in mp.iterrows():
+    # The map's values are the model's, for every S.
+    mp = csv(out, "c4_map")
+    assert sorted(set(mp["S_rtt"])) == [0.5, 1.0, 2.0]
+    for _, r in mp.iloc[::50].iterrows():
         N = int(r["N"])
-        S = N * 6.02e4 / 6e6
+        S = r["S_rtt"] * N * 6.02e4 / 6e6
         f = jou.drift_map(r["q_bits"], S=S, W_bar=6.02e4, C=6e6, d=jou.delays(N, 0.064))
         assert r["f_bits"] == pytest.approx(min(max(f, 0.0), 500 * 1040 * 8), rel=1e-5, abs=1e-3)
+
+
+def test_c4_noise_and_lyapunov(out: Path) -> None:
+    lyap = csv(out, "c4_lyapunov").set_index(["N", "S_rtt"])["lyapunov_per_step"]
+    for N in (20, 40):
+        # Paths settle on q_e, where |f'| = |1 - S/RTT|: ln 0.5 at 0.5 and 1.5 RTT.
+        assert lyap[(N, 0.5)] == pytest.approx(math.log(0.5), abs=1e-6)
+        assert lyap[(N, 1.5)] == pytest.approx(math.log(0.5), abs=1e-6)
+        assert -1e-2 < lyap[(N, 2.0)] < 0
+    noisy = csv(out, "c4_noisy_trajectory")
+    c1 = SMOKE["c1"]
+    assert noisy["time_s"].min() == 0 and noisy["time_s"].max() == pytest.approx(c1["duration_s"], abs=1.0)
+    assert list(noisy.groupby("S_rtt")["N"].max()) == [40, 40]
+    rate = csv(out, "c4_flow_rate").set_index("N")
+    assert list(rate["sigma_paper_bps"]) == [77021.0, 128490.0]
+    # One flow of N sharing 6 Mb/s: its mean rate is near C/N (within a factor 2 at smoke scale).
+    for N in (20, 40):
+        assert 0.5 < rate.loc[N, "rate_mean_bps"] / (6e6 / N) < 2
 
 
 def test_claims_table_has_the_papers_table_i(out: Path) -> None:
@@ -171,6 +219,9 @@ def test_claims_table_has_the_papers_table_i(out: Path) -> None:
     ftp_fixed_loss = table_i[table_i["claim"] == "Table I, fixed thresholds, FTP loss"]
     assert list(ftp_fixed_loss["paper"]) == ["2.747%"]
     assert claims["claim"].str.startswith("C1: ").sum() == 4
+    model = claims[claims["claim"].str.startswith("Model: ")].set_index("paper")["verdict"]
+    # S = RTT: f'(q_e) = 0, the path lands on q_e; S = 2 RTT: f'(q_e) = -1, marginal, no chaos.
+    assert dict(model) == {"stable": "reproduced", "chaotic": "not reproduced"}
 
 
 def test_report_needs_no_sideways_scrolling_at_1280_px(out, tmp_path):

@@ -171,8 +171,9 @@ struct HttpSlot {
     /// The request under way: its response's packets and when it was asked.
     pending: Option<(u32, Time)>,
     timer: Timer,
-    /// Response times (request to the last response byte) in the window.
-    response_times: Vec<f64>,
+    /// Response times (request to the last response byte) in the window,
+    /// with each response's size in packets.
+    response_times: Vec<(u32, f64)>,
 }
 
 /// A web session of a `web` group and what is measured about it.
@@ -831,9 +832,9 @@ impl<'s> Sim<'s> {
                 let slot = &mut self.http[client as usize];
                 slot.resp_delivered += pkts;
                 if pkts > 0 && slot.resp_delivered >= slot.resp_target {
-                    if let Some((_, asked)) = slot.pending.take() {
+                    if let Some((size_pkts, asked)) = slot.pending.take() {
                         if inside {
-                            slot.response_times.push((now - asked).as_secs_f64());
+                            slot.response_times.push((size_pkts, (now - asked).as_secs_f64()));
                         }
                         let mut actions = std::mem::take(&mut self.http_actions);
                         self.http[client as usize].client.response_done(now, &mut actions);
@@ -1713,11 +1714,11 @@ impl<'s> Sim<'s> {
             }
             if let SourceSpec::Http11 { .. } = group.source {
                 let first = f as u32 - group.count;
-                let mut times: Vec<f64> = Vec::new();
+                let mut sized: Vec<(u32, f64)> = Vec::new();
                 let mut counts = [0u64; 4];
                 for h in &self.http {
                     if h.resp >= first && h.resp < f as u32 {
-                        times.extend_from_slice(&h.response_times);
+                        sized.extend_from_slice(&h.response_times);
                         // The request connection's counters (the response
                         // connection is the flow's own, counted above).
                         let t = self.tcp[h.req as usize].as_mut().expect("an HTTP/1.1 connection");
@@ -1733,7 +1734,9 @@ impl<'s> Sim<'s> {
                 {
                     g[*key] = json!(g[*key].as_u64().unwrap_or(0) + counts[i]);
                 }
+                let mut times: Vec<f64> = sized.iter().map(|&(_, t)| t).collect();
                 g["responses"] = times_summary(&mut times);
+                g["responses_by_size"] = by_size_summary(&mut sized);
             }
             if let SourceSpec::Web { .. } = group.source {
                 // Connections still open add their counters so far.
@@ -1816,6 +1819,24 @@ fn times_summary(xs: &mut [f64]) -> Value {
         "count": xs.len(), "mean_s": num(mean), "std_s": num(std),
         "p50_s": pct(0.5), "p95_s": pct(0.95), "p99_s": pct(0.99),
     })
+}
+
+/// Response times grouped by response size: one row per size (packets)
+/// that occurred, smallest first, with the count, mean and standard
+/// deviation (over n, as [`times_summary`]) of its times, so that a reader
+/// can pool any range of sizes exactly (e.g. the small files only).
+fn by_size_summary(xs: &mut [(u32, f64)]) -> Value {
+    xs.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let rows: Vec<Value> = xs
+        .chunk_by(|a, b| a.0 == b.0)
+        .map(|g| {
+            let n = g.len() as f64;
+            let mean = g.iter().map(|x| x.1).sum::<f64>() / n;
+            let std = (g.iter().map(|x| (x.1 - mean) * (x.1 - mean)).sum::<f64>() / n).sqrt();
+            json!({ "pkts": g[0].0, "count": g.len(), "mean_s": num(mean), "std_s": num(std) })
+        })
+        .collect();
+    Value::Array(rows)
 }
 
 /// Runs `sc` with `seed`.

@@ -226,9 +226,48 @@ fn test_http11_clients_repeat_request_response_think() {
     eprintln!("{n} responses, mean {mean:.6} s, sd {sd:.2e}");
     assert!(sd < 1e-9, "every response in the window takes the same time");
     assert!((n - 100.0 / (1.0 + mean)).abs() <= 1.0, "{n} responses of {mean} s");
+    // 5000 B in packets of 1000 B: every response is in the 5-packet row.
+    assert_eq!(
+        s["traffic"]["h"]["responses_by_size"],
+        json!([{ "pkts": 5, "count": n as u64, "mean_s": r["mean_s"], "std_s": r["std_s"] }])
+    );
     // Request (1 packet) and response (5 packets): 6000 B of payload per cycle.
     let delivered = s["flows"][0]["delivered_bytes"].as_u64().unwrap();
     assert!(delivered.is_multiple_of(1000) && delivered >= 5000 * n as u64);
+}
+
+#[test]
+fn test_http11_responses_by_size_pool_to_the_whole() {
+    // Responses uniform in (500, 4000] B are 1 to 4 packets of 1000 B. The
+    // rows by size, pooled (count-weighted mean; variance as mean of
+    // squares less the squared mean), give back the group's count, mean
+    // and standard deviation; larger responses take longer on average.
+    let v = json!({
+        "duration": "200s", "warmup": "10s",
+        "topology": { "kind": "dumbbell", "senders": 4, "access_rate": "100Mbps", "access_delay": "5ms",
+                      "bottleneck": { "rate": "1Mbps", "delay": "20ms" }, "qdisc": { "kind": "droptail", "limit": "20pkt" } },
+        "traffic": [ { "name": "h", "kind": "http11", "count": 40, "start": { "dist": "uniform", "min": "0s", "max": "5s" },
+                       "packet_size": "1000B", "response_size": { "dist": "uniform", "min": "500B", "max": "4000B" },
+                       "think": { "dist": "exponential", "mean": "1s" } } ],
+    });
+    let s = run(&scenario(&v), 3).summary;
+    let all = &s["traffic"]["h"]["responses"];
+    let rows = s["traffic"]["h"]["responses_by_size"].as_array().unwrap().clone();
+    let pkts: Vec<u64> = rows.iter().map(|r| r["pkts"].as_u64().unwrap()).collect();
+    assert_eq!(pkts, vec![1, 2, 3, 4]);
+    let n: f64 = rows.iter().map(|r| f(&r["count"])).sum();
+    let mean = rows.iter().map(|r| f(&r["count"]) * f(&r["mean_s"])).sum::<f64>() / n;
+    let square = rows
+        .iter()
+        .map(|r| f(&r["count"]) * (f(&r["std_s"]).powi(2) + f(&r["mean_s"]).powi(2)))
+        .sum::<f64>()
+        / n;
+    eprintln!("{n} responses, mean {mean:.4} s; rows {rows:?}");
+    assert!(n > 1000.0);
+    assert_eq!(n, f(&all["count"]));
+    assert!(rel(mean, f(&all["mean_s"])) < 1e-12);
+    assert!(rel((square - mean * mean).sqrt(), f(&all["std_s"])) < 1e-9);
+    assert!(f(&rows[3]["mean_s"]) > f(&rows[0]["mean_s"]));
 }
 
 #[test]

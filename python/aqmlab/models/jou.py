@@ -326,11 +326,36 @@ def trajectory(
     else:
         xi = np.zeros(steps)
     dC = dk * C
+    WC = W_bar * C
     q = np.empty(steps + 1)
     q[0] = q0
+    x = float(q0)
     for n in range(steps):
-        q[n + 1] = min(B, max(0.0, float(_drift(q[n : n + 1], S, W_bar, C, dC)[0]) + xi[n]))
+        # Equation (1) as _drift computes it, on a scalar (the same
+        # operations in the same order, so the same bits, at a third of the cost).
+        x = min(B, max(0.0, x + S * (float(np.sum(WC / (x + dC))) - C) + float(xi[n])))
+        q[n + 1] = x
     return q
+
+
+def lyapunov_exponent(*, S: float, W_bar: float, C: float, d: npt.ArrayLike, B: float, q0: float, steps: int,
+                      skip: int = 0) -> float:
+    """The Lyapunov exponent of the noiseless map (2) along the path from
+    ``q0``: the mean of ``ln|f'(q[n])|`` (4) over steps ``skip..steps-1``,
+    per step. Negative: nearby paths close in (a stable fixed point or
+    cycle); positive: they separate (chaos); near 0: marginal. A step
+    clipped at 0 or B has slope 0 and makes the exponent ``-inf`` (the
+    clipped map forgets where it came from). Arguments as :func:`trajectory`;
+    ``skip`` leaves out the transient."""
+    if isinstance(skip, bool) or not isinstance(skip, (int, np.integer)) or not 0 <= skip < steps:
+        raise ModelError(f"skip must be a whole number in [0, steps) = [0, {steps!r}), got {skip!r}")
+    q = trajectory(S=S, W_bar=W_bar, C=C, d=d, B=B, q0=q0, steps=steps)
+    f = drift_map(q[skip:steps], S=S, W_bar=W_bar, C=C, d=d)
+    if np.any((f < 0) | (f > B)):
+        return -math.inf
+    slope = np.abs(drift_map_prime(q[skip:steps], S=S, W_bar=W_bar, C=C, d=d))
+    with np.errstate(divide="ignore"):
+        return float(np.mean(np.log(slope)))
 
 
 # Stationary distribution: discretised Markov chain and Gaussian approximation

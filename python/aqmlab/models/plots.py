@@ -36,15 +36,19 @@ def queue_sizes(ax: Any, q: QueueSize, label: str, **style: Any) -> Any:
     return model_curve(ax, q.k, q.distribution, label, drawstyle="steps-mid", **style)
 
 
-def lindley_map(ax: Any, *, S: float, W_bar: float, C: float, d: np.ndarray, B: float, points: int = 400) -> Any:
-    """Jou et al.'s map f(q) clipped to [0, B] against q, with the diagonal
-    and the fixed point q_e: its slope there tells calm from oscillation."""
+def lindley_map(ax: Any, *, S: float, W_bar: float, C: float, d: np.ndarray, B: float, points: int = 400,
+                label: str | None = None, reference: bool = True) -> Any:
+    """Jou et al.'s map f(q) clipped to [0, B] against q; with `reference`
+    also the diagonal and the fixed point q_e (drawn last): the map's slope
+    where it crosses the diagonal tells calm from oscillation. Call it once
+    per S with ``reference=False`` after the first to overlay several maps."""
     q = np.linspace(0, B, points)
     f = np.clip(jou.drift_map(q, S=S, W_bar=W_bar, C=C, d=d), 0, B)
-    line = model_curve(ax, q, f, f"f(q), S = {S:g} s", linestyle="-")
-    ax.plot(q, q, color="grey", linewidth=0.8, label="q")
-    q_e = jou.equilibrium(W_bar=W_bar, C=C, d=d)
-    ax.plot([q_e], [q_e], "o", color=line.get_color(), label=f"q_e = {q_e:.4g} bits")
+    line = model_curve(ax, q, f, label or f"f(q), S = {S:g} s", linestyle="-")
+    if reference:
+        ax.plot(q, q, color="grey", linewidth=0.8, label="q (diagonal)")
+        q_e = jou.equilibrium(W_bar=W_bar, C=C, d=d)
+        ax.plot([q_e], [q_e], "o", color="k", label=f"q_e = {q_e:.4g} bits")
     ax.set_xlabel("q[n], bits")
     ax.set_ylabel("q[n+1], bits")
     return line

@@ -6,12 +6,16 @@
   a summary table.
 - C2: RED+Tail (web and CBR in a drop-tail queue, FTP in an Adaptive RED
   queue) against one drop-tail and one Adaptive RED queue: per-class loss,
-  delay and rate, and the delivery time of the web responses.
+  delay and rate, and the delivery time of the small web files, pooled and
+  per file size (the paper's Fig. 4).
 - C3: the delivery time of a small file over TCP Reno against a fixed random
   drop probability.
-- C4: the queue-dynamics model of :mod:`aqmlab.models.jou` (map, fixed
-  point, trajectories, stationary distribution by Markov chain and by the
-  Gaussian approximation) next to the queue histogram measured in C1.
+- C4: the queue-dynamics model of :mod:`aqmlab.models.jou`: the map for
+  S = 0.5, 1 and 2 RTT with its fixed point (Fig. 9), its Lyapunov exponent
+  against S, trajectories without noise and, through C1's load schedule,
+  with noise beside the queue and one flow's rate measured in C1 (Figs. 7
+  and 10), and the stationary distribution by Markov chain and by the
+  Gaussian approximation next to the queue histogram measured in C1.
 
 The experiments are the templates beside this file; C4 runs nothing of its
 own, it reads C1's traces.
@@ -26,7 +30,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from aqmlab.exceptions import ModelError
+from aqmlab.exceptions import AqmlabError, ModelError
 from aqmlab.models import jou
 from aqmlab.models.plots import lindley_map, model_curve
 from aqmlab.studies.framework import (Claims, Study, StudyReport, ci_columns, combine_verdicts, effect_verdict,
@@ -63,6 +67,17 @@ WIRE_BITS = 1040 * 8
 C1_LIMIT_PKTS = 500
 B_BITS = C1_LIMIT_PKTS * WIRE_BITS
 
+# The figure of the model with noise: the flow whose rate C1 traces, and
+# the seed of the model's noise (its first load phase; +1, +2 the others).
+TRACED_FLOW = "ftp[0]"
+NOISE_SEED = 1
+# The sensitivity of the map's dynamics to S: the Lyapunov exponent over a
+# range of S around the paper's 2 RTT.
+LYAPUNOV_S_RTT = (0.5, 1.0, 1.5, 2.0, 2.25, 2.5, 2.75, 3.0, 3.5, 4.0)
+LYAPUNOV_STEPS, LYAPUNOV_SKIP = 4000, 1000
+# A path is called chaotic when nearby paths separate by at least 1% per step.
+CHAOS_LAMBDA = 0.01
+
 C2_LIMIT_PKTS = 160
 C2_WEB_HOSTS = 100
 # The RED+Tail sweep labels as (scheme, thresholds), as the study's tables name them.
@@ -74,6 +89,15 @@ C2_SCHEMES = {
     "RED+Tail dynamic": ("RED+Tail", "dynamic"),
 }
 C2_CLASSES = {"FTP": "ftp", "WEB": "web", "CBR": "cbr"}
+
+# The paper sets the delivery time of small files apart from that of all
+# web responses: its argument is that most web files are small and their
+# TCP connections spend their life in slow start, where one loss costs a
+# timeout. Chosen: "small" is a response of at most 30 packets (30 KB), the
+# most that TCP's slow start from an initial window of 2 delivers in 4
+# round trips (2 + 4 + 8 + 16), and the smallest file size of C3; with the
+# Pareto sizes (K = 2.3 KB, alpha = 1.3) that is 96.5% of the responses.
+SMALL_FILE_PKTS = 30
 
 QDISC_AXIS = "topology.qdisc"
 C1_AXIS = "topology.qdisc.dynamic_thresholds"
@@ -93,6 +117,30 @@ def _in_windows(t: pd.Series, windows: list[tuple[float, float]]) -> pd.Series:
     for a, b in windows:
         mask |= (t >= a) & (t < b)
     return mask
+
+
+def _by_size(s: dict[str, Any]) -> list[dict[str, Any]]:
+    """A C2 run's web response times per response size, refusing a run
+    stored before the engine reported them (it would read as no files)."""
+    web = s["traffic"]["web"]
+    if "responses_by_size" not in web:
+        raise AqmlabError("c2-red-tail: a stored run has no traffic.web.responses_by_size (an engine before it was "
+                          "reported stored it); reproduce the study again with --rerun")
+    rows: list[dict[str, Any]] = web["responses_by_size"]
+    return rows
+
+
+def _small_files(s: dict[str, Any]) -> dict[str, float]:
+    """Count, mean and standard deviation (over n) of the delivery times of
+    a run's web responses of at most SMALL_FILE_PKTS packets, pooled from
+    the engine's rows per response size."""
+    rows = [r for r in _by_size(s) if r["pkts"] <= SMALL_FILE_PKTS]
+    n = sum(r["count"] for r in rows)
+    if n == 0:
+        return {"count": 0, "mean_s": math.nan, "std_s": math.nan}
+    mean = sum(r["count"] * r["mean_s"] for r in rows) / n
+    square = sum(r["count"] * (r["std_s"] ** 2 + r["mean_s"] ** 2) for r in rows) / n
+    return {"count": n, "mean_s": mean, "std_s": math.sqrt(max(0.0, square - mean * mean))}
 
 
 def _window_loss(series: pd.DataFrame, windows: list[tuple[float, float]]) -> float:
@@ -140,7 +188,9 @@ class ParallelQueue(Study):
         self._c2(report)
         self._c3(report, scale["c3"])
         self._c4(report, hist, scale["c1"])
-        self._claims(report, scale["c1"])
+        lyapunov = self._c4_lyapunov(report)
+        self._c4_noise(report, scale["c1"])
+        self._claims(report, scale["c1"], lyapunov)
 
     # C1 ----------------------------------------------------------------------
 
@@ -277,6 +327,9 @@ class ParallelQueue(Study):
                      "transmission) and rate (goodput_bps; / 8000 for KB/s), fixed and dynamic thresholds")
 
         delivery = summary_table(runs, ["scheme", "thresholds"], {
+            "small_mean_s": lambda s: _small_files(s)["mean_s"],
+            "small_std_s": lambda s: _small_files(s)["std_s"],
+            "small_count": lambda s: _small_files(s)["count"],
             "responses_mean_s": lambda s: s["traffic"]["web"]["responses"]["mean_s"],
             "responses_std_s": lambda s: s["traffic"]["web"]["responses"]["std_s"],
             "responses_count": lambda s: s["traffic"]["web"]["responses"]["count"],
@@ -284,19 +337,20 @@ class ParallelQueue(Study):
             "cbr_loss_rate": lambda s: s["traffic"]["cbr"]["loss_rate"],
         })
         report.table("c2_delivery", delivery,
-                     "C2: delivery time of the web responses (request sent to last byte delivered; mean and "
-                     "standard deviation within a run, averaged over replications), FTP goodput and CBR loss, "
+                     f"C2: delivery time (request sent to last byte delivered) of the small files (small_: responses "
+                     f"of at most {SMALL_FILE_PKTS} packets) and of all web responses (responses_): mean and standard "
+                     "deviation within a run and the count, averaged over replications; FTP goodput and CBR loss; "
                      "for one drop-tail queue, one Adaptive RED queue and RED+Tail")
 
         fig, axes = plt.subplots(1, 2, figsize=(11, 4))
         x = np.arange(len(delivery))
         names = [f"{a}\n{b}" if b != "-" else a for a, b in zip(delivery["scheme"], delivery["thresholds"])]
-        m = delivery["responses_mean_s"]
-        axes[0].bar(x, m, yerr=[m - delivery["responses_mean_s_ci95_low"], delivery["responses_mean_s_ci95_high"] - m],
+        m = delivery["small_mean_s"]
+        axes[0].bar(x, m, yerr=[m - delivery["small_mean_s_ci95_low"], delivery["small_mean_s_ci95_high"] - m],
                     capsize=3, color="#7aa6d6")
-        axes[0].plot(x, delivery["responses_std_s"], "k_", markersize=18, label="std within a run")
+        axes[0].plot(x, delivery["small_std_s"], "k_", markersize=18, label="std within a run")
         axes[0].set_xticks(x, names, fontsize=7)
-        axes[0].set_ylabel("web response delivery time, s")
+        axes[0].set_ylabel(f"small-file (<= {SMALL_FILE_PKTS} KB) delivery time, s")
         axes[0].legend(fontsize=8)
         width = 0.38
         for i, th in enumerate(("fixed", "dynamic")):
@@ -307,15 +361,41 @@ class ParallelQueue(Study):
         axes[1].set_xticks(np.arange(3), list(C2_CLASSES))
         axes[1].set_ylabel("loss, %")
         axes[1].legend(fontsize=8)
-        report.figure("c2_delivery", fig, "C2: web response delivery time per scheme (bars: mean with 95% CI; "
-                      "black marks: standard deviation within a run), and RED+Tail's loss per class")
+        report.figure("c2_delivery", fig, f"C2: delivery time of the small files (at most {SMALL_FILE_PKTS} packets of "
+                      "1000 B) per scheme (bars: mean with 95% CI; black marks: standard deviation within a run), "
+                      "and RED+Tail's loss per class")
 
-        d = delivery.set_index(["scheme", "thresholds"])["responses_mean_s"]
+        # Delivery time against the size of a small file, per scheme.
+        size_rows = []
+        for (scheme, th), g in runs.groupby(["scheme", "thresholds"], sort=False):
+            per_run = [{r["pkts"]: r["mean_s"] for r in _by_size(s) if r["pkts"] <= SMALL_FILE_PKTS}
+                       for s in g["summary"]]
+            for k in sorted({k for d in per_run for k in d}):
+                vals = [d[k] for d in per_run if k in d]
+                size_rows.append({"scheme": scheme, "thresholds": th, "size_pkts": k,
+                                  **ci_columns(vals, "delivery_mean_s", prefix=False), "n": len(vals)})
+        by_size = pd.DataFrame(size_rows, columns=["scheme", "thresholds", "size_pkts", "delivery_mean_s", "ci95_low",
+                                                   "ci95_high", "n"])
+        report.table("c2_small_files", by_size,
+                     f"C2: mean delivery time of the web responses of each size up to {SMALL_FILE_PKTS} packets, per "
+                     "scheme (a run's mean for that size, averaged over the replications in which the size occurred; "
+                     "n: those replications)")
+        fig, ax = plt.subplots(figsize=(9, 4.5))
+        by_size = by_size.assign(label=[f"{a}{'' if b == '-' else ' ' + b}"
+                                        for a, b in zip(by_size["scheme"], by_size["thresholds"])])
+        errorbar_plot(ax, by_size, "size_pkts", "delivery_mean_s", "label", fmt=".-")
+        ax.set_xlabel("response size, packets of 1000 B")
+        ax.set_ylabel("mean delivery time, s")
+        ax.legend(fontsize=7)
+        report.figure("c2_small_files", fig, f"C2: mean delivery time of the small files (at most {SMALL_FILE_PKTS} "
+                      "packets) against their size, one line per scheme (95% CIs over replications)")
+
+        d = delivery.set_index(["scheme", "thresholds"])["small_mean_s"]
         best = min(d.items(), key=lambda kv: kv[1])
         c = classes.set_index(["thresholds", "class"])
         report.text(
-            "Mean web delivery time: " + ", ".join(f"{a}{'' if b == '-' else ' (' + b + ')'} {v:.3f} s"
-                                                    for (a, b), v in d.items())
+            f"Mean small-file (at most {SMALL_FILE_PKTS} packets) delivery time: "
+            + ", ".join(f"{a}{'' if b == '-' else ' (' + b + ')'} {v:.3f} s" for (a, b), v in d.items())
             + f". The shortest is {best[0][0]}{'' if best[0][1] == '-' else ' (' + best[0][1] + ')'}. "
             f"In RED+Tail with dynamic thresholds FTP loses {100 * c.loc[('dynamic', 'FTP'), 'loss_rate']:.2f}% "
             f"(fixed: {100 * c.loc[('fixed', 'FTP'), 'loss_rate']:.2f}%), web {100 * c.loc[('dynamic', 'WEB'), 'loss_rate']:.2f}% "
@@ -379,6 +459,7 @@ class ParallelQueue(Study):
         report.section("C4: queue-dynamics model against the C1 queue")
         rows, map_rows, traj_rows, dist_rows, hist_rows = [], [], [], [], []
         fig, axes = plt.subplots(2, 2, figsize=(11, 8.5))
+        fig_map, map_axes = plt.subplots(1, 2, figsize=(11, 4.8))
         bins = np.arange(0, B_BITS + WIRE_BITS, WIRE_BITS)
         for col, (N, sigma) in enumerate(SIGMA_BPS.items()):
             d = jou.delays(N, D_S)
@@ -416,8 +497,8 @@ class ParallelQueue(Study):
                 traj = jou.trajectory(S=S, W_bar=W_BAR_BITS, C=C_BPS, d=d, B=B_BITS, q0=q_e / 2, steps=steps)
                 traj_rows += [{"N": N, "S_rtt": S_rtt, "step": i, "time_s": i * S, "q_bits": q}
                               for i, q in enumerate(traj)]
-                axes[0, 1].plot(np.arange(steps + 1) * S, traj, ".-", markersize=3, linewidth=0.8,
-                                label=f"N = {N}, S = {S_rtt:g} RTT")
+                axes[0, col].plot(np.arange(steps + 1) * S, traj, ".-", markersize=3, linewidth=0.8,
+                                  label=f"S = {S_rtt:g} RTT")
                 gauss_p = np.full(chain.q_bits.size, math.nan)
                 if math.isfinite(g_std):
                     z = (chain.q_bits + WIRE_BITS / 2 - g_mean) / g_std
@@ -428,11 +509,16 @@ class ParallelQueue(Study):
                 if math.isfinite(g_std):
                     model_curve(ax_dist, chain.q_bits + WIRE_BITS / 2, gauss_p, f"Gaussian, S = {S_rtt:g} RTT",
                                 color=line.get_color(), linestyle=":")
-                if S_rtt == 1.0:
-                    qq = np.linspace(0, B_BITS, 400)
-                    map_rows += [{"N": N, "S_rtt": S_rtt, "q_bits": q, "f_bits": f} for q, f in
-                                 zip(qq, np.clip(jou.drift_map(qq, S=S, W_bar=W_BAR_BITS, C=C_BPS, d=d), 0, B_BITS))]
-                    lindley_map(axes[0, 0], S=S, W_bar=W_BAR_BITS, C=C_BPS, d=d, B=B_BITS)
+                # The paper's Fig. 9: the map for each S with the diagonal
+                # (drawn with the last S), and a cobweb of the path above.
+                qq = np.linspace(0, B_BITS, 400)
+                map_rows += [{"N": N, "S_rtt": S_rtt, "q_bits": q, "f_bits": f} for q, f in
+                             zip(qq, np.clip(jou.drift_map(qq, S=S, W_bar=W_BAR_BITS, C=C_BPS, d=d), 0, B_BITS))]
+                mline = lindley_map(map_axes[col], S=S, W_bar=W_BAR_BITS, C=C_BPS, d=d, B=B_BITS,
+                                    label=f"S = {S_rtt:g} RTT, f'(q_e) = {st.f_prime:.3g}",
+                                    reference=S_rtt == S_RTT[-1])
+                cobweb = np.repeat(traj[:7], 2)
+                map_axes[col].plot(cobweb[:-1], cobweb[1:], color=mline.get_color(), linewidth=0.6, alpha=0.7)
             if pooled.size:
                 ax_dist.bar(bins[:-1] + WIRE_BITS / 2, h, width=WIRE_BITS, color="grey", alpha=0.45,
                             label="C1 dynamic, measured")
@@ -447,29 +533,37 @@ class ParallelQueue(Study):
             ax_dist.set_ylabel("probability per packet-sized bin")
             ax_dist.set_title(f"N = {N}, sigma = {sigma:g} bit/s", fontsize=9)
             ax_dist.legend(fontsize=6)
-        axes[0, 0].set_title("map f(q) at S = RTT, fixed points q_e", fontsize=9)
-        axes[0, 0].legend(fontsize=6)
-        axes[0, 1].set_xlabel("time, s")
-        axes[0, 1].set_ylabel("q, bits (no noise, from q_e / 2)")
-        axes[0, 1].set_title("trajectories", fontsize=9)
-        axes[0, 1].legend(fontsize=6)
+        for col, N in enumerate(SIGMA_BPS):
+            axes[0, col].set_xlabel("time, s")
+            axes[0, col].set_ylabel("q, bits (no noise, from q_e / 2)")
+            axes[0, col].set_title(f"trajectories, N = {N}", fontsize=9)
+            axes[0, col].legend(fontsize=6)
+            map_axes[col].set_title(f"N = {N}: q[n+1] = f(q[n]) clipped to [0, B]", fontsize=9)
+            map_axes[col].legend(fontsize=7, loc="upper right")
         table = pd.DataFrame(rows)
         report.table("c4_model", table,
                      f"C4: Jou-Tan-Baras model with W_bar = {W_BAR_BITS:g} bits, C = {C_BPS:g} b/s, d = {D_S} s, "
                      f"B = {B_BITS:g} bits (C1's {C1_LIMIT_PKTS}-packet buffer), chain states of one {WIRE_BITS}-bit "
                      "packet; S in units of the equilibrium round trip N W_bar / C; the queue measured in C1 with "
                      "dynamic thresholds (mean with 95% CI over replications, std of the pooled samples)")
-        report.table("c4_map", pd.DataFrame(map_rows), "C4: the map f(q) clipped to [0, B], S = RTT")
+        report.table("c4_map", pd.DataFrame(map_rows), "C4: the map f(q) clipped to [0, B], S = 0.5, 1 and 2 RTT")
+        fig_map.tight_layout()
+        report.figure("c4_map", fig_map,
+                      "C4 (the paper's Fig. 9): the map f for S = 0.5, 1 and 2 RTT, with the diagonal and the fixed "
+                      "point q_e where every map crosses it; thin lines: the first six steps from q_e / 2. The slope "
+                      "f'(q_e) = 1 - S/RTT decides: 0.5 (monotone approach), 0 (one step), -1 (alternation that "
+                      "does not shrink to first order)")
         report.table("c4_trajectories", pd.DataFrame(traj_rows), "C4: noiseless trajectories from q_e / 2")
         report.table("c4_distribution", pd.DataFrame(dist_rows),
                      "C4: stationary distribution by the Markov chain and the Gaussian approximation (per bin)")
         if hist_rows:
             report.table("c4_histogram", pd.DataFrame(hist_rows),
                          "C4: queue histogram measured in C1 with dynamic thresholds (per packet-sized bin)")
+        fig.tight_layout()
         report.figure("c4_model", fig,
-                      "C4: the map and its fixed points (top left), noiseless trajectories from q_e / 2 for S = 0.5, 1 "
-                      "and 2 RTT (top right), and for N = 20 and 40 the stationary distribution by the chain (dashed) "
-                      "and the Gaussian approximation (dotted) against the queue measured in C1 (grey)")
+                      "C4: noiseless trajectories from q_e / 2 for S = 0.5, 1 and 2 RTT (top, N = 20 and 40), and "
+                      "the stationary distribution by the chain (dashed) and the Gaussian approximation (dotted) "
+                      "against the queue measured in C1 (grey)")
 
         texts = []
         for N in SIGMA_BPS:
@@ -500,6 +594,134 @@ class ParallelQueue(Study):
             "simulated TCP flows, so the measured histogram is a check of the model's shape and location, not "
             "a fit.")
 
+    def _c4_lyapunov(self, report: StudyReport) -> pd.DataFrame:
+        """How the noiseless map's dynamics change with S: its Lyapunov
+        exponent (negative: paths close in; positive: chaos) and the spread
+        of the path it settles on, for S around the paper's 2 RTT."""
+        rows = []
+        for N in SIGMA_BPS:
+            d = jou.delays(N, D_S)
+            q_e = jou.equilibrium(W_bar=W_BAR_BITS, C=C_BPS, d=d)
+            for S_rtt in LYAPUNOV_S_RTT:
+                kw = {"S": S_rtt * N * W_BAR_BITS / C_BPS, "W_bar": W_BAR_BITS, "C": C_BPS, "d": d, "B": B_BITS,
+                      "q0": q_e / 2, "steps": LYAPUNOV_STEPS}
+                lam = jou.lyapunov_exponent(**kw, skip=LYAPUNOV_SKIP)
+                path = jou.trajectory(**kw)[LYAPUNOV_SKIP:]
+                rows.append({"N": N, "S_rtt": S_rtt, "lyapunov_per_step": lam,
+                             "q_min_over_q_e": float(path.min()) / q_e, "q_max_over_q_e": float(path.max()) / q_e,
+                             "chaotic": bool(lam >= CHAOS_LAMBDA)})
+        table = pd.DataFrame(rows)
+        report.table("c4_lyapunov", table,
+                     f"C4: Lyapunov exponent of the noiseless map (mean of ln|f'(q[n])| over steps {LYAPUNOV_SKIP} to "
+                     f"{LYAPUNOV_STEPS} from q_e / 2; -inf where the path is clipped at 0 or B) and the range of the "
+                     f"path over those steps, against S; chaotic: exponent at least {CHAOS_LAMBDA}")
+        chaos = table[table.chaotic]
+        report.text(
+            "Sensitivity of the map to S (what the paper's 'chaotic for S = 2 RTT' depends on): at S = 2 RTT the "
+            "exponent is " + " and ".join(f"{v:.2g}" for v in table[table.S_rtt == 2.0]["lyapunov_per_step"])
+            + " per step (N = 20 and 40), just below 0: the map is marginal there, not chaotic. "
+            + ("Of the S tried, a positive exponent (chaos) appears only at " + ", ".join(
+                f"S = {r.S_rtt:g} RTT (N = {r.N})" for r in chaos.itertuples()) if len(chaos)
+               else "No S tried gives a positive exponent")
+            + "; beyond 2 RTT the fixed point repels and the path settles on a cycle or, where the buffer or the "
+            "empty queue clips it, on the edges.")
+        return table
+
+    def _c4_noise(self, report: StudyReport, c1: dict[str, Any]) -> None:
+        """The paper's Figs. 7 and 10: the model driven with noise through
+        C1's load schedule, beside the queue and one connection's rate
+        measured in C1 (dynamic thresholds)."""
+        exp = "c1-ared-thresholds"
+        runs = report.runs(exp)
+        g = runs[runs[C1_AXIS] == "dynamic"]
+        traces = [report.series(exp, int(p), int(r)) for p, r in zip(g["point"], g["replication"])]
+        traces = [t for t in traces if t is not None and f"{TRACED_FLOW}.cwnd" in t]
+        windows = _phase_windows(c1)
+
+        def rate(t: pd.DataFrame) -> pd.Series:
+            # The window over the smoothed round trip, in bits on the wire:
+            # the model's W/(d + q/C) for this one flow.
+            srtt = t[f"{TRACED_FLOW}.srtt_s"].where(t[f"{TRACED_FLOW}.srtt_s"] > 0)
+            return t[f"{TRACED_FLOW}.cwnd"] * WIRE_BITS / srtt
+
+        rate_rows = []
+        for N, sigma in SIGMA_BPS.items():
+            means = [float(rate(t)[_in_windows(t["time_s"], windows[N])].mean()) for t in traces]
+            stds = [float(rate(t)[_in_windows(t["time_s"], windows[N])].std()) for t in traces]
+            rate_rows.append({"N": N, "model_rate_bps": C_BPS / N, "sigma_paper_bps": sigma,
+                              **ci_columns(means, "rate_mean_bps"), **ci_columns(stds, "sigma_sim_bps"),
+                              "n": len(traces)})
+        rates = pd.DataFrame(rate_rows)
+        report.table("c4_flow_rate", rates,
+                     f"C4: the rate cwnd x {WIRE_BITS} bits / srtt of one persistent flow ({TRACED_FLOW}) in C1 with "
+                     "dynamic thresholds, sampled every 100 ms while N flows are active: its mean and standard "
+                     "deviation (95% CIs over replications) against the model's mean rate C/N and the paper's sigma")
+
+        # The model through C1's schedule: N = 20, 40, 20 flows, S the
+        # equilibrium round trip of the flows present (or twice it).
+        phases = [(0.0, float(c1["join_s"]), 20), (float(c1["join_s"]), float(c1["leave_s"]), 40),
+                  (float(c1["leave_s"]), float(c1["duration_s"]), 20)]
+        traj_rows = []
+        for S_rtt in (1.0, 2.0):
+            q = jou.equilibrium(W_bar=W_BAR_BITS, C=C_BPS, d=jou.delays(20, D_S))
+            for k, (a, b, N) in enumerate(phases):
+                S = S_rtt * N * W_BAR_BITS / C_BPS
+                steps = max(1, int(round((b - a) / S)))
+                path = jou.trajectory(S=S, W_bar=W_BAR_BITS, C=C_BPS, d=jou.delays(N, D_S), B=B_BITS, q0=q,
+                                      steps=steps, sigma=SIGMA_BPS[N], seed=NOISE_SEED + k)
+                traj_rows += [{"S_rtt": S_rtt, "N": N, "time_s": a + i * S, "q_bits": float(x)}
+                              for i, x in enumerate(path) if i > 0 or k == 0]
+                q = float(path[-1])
+        noisy = pd.DataFrame(traj_rows)
+        report.table("c4_noisy_trajectory", noisy,
+                     "C4: the model driven with noise through C1's schedule (20, 40, 20 flows), S = 1 and 2 RTT")
+
+        fig, (ax_rate, ax_q) = plt.subplots(2, 1, figsize=(10, 7.5), sharex=True)
+        if traces:
+            t = traces[0]
+            ax_rate.plot(t["time_s"], rate(t) / 1e3, color="grey", linewidth=0.6, label=f"{TRACED_FLOW}, C1 dynamic")
+            ax_q.plot(t["time_s"], t["bottleneck.backlog_bytes"] * 8, color="grey", linewidth=0.6,
+                      label="queue measured in C1 (dynamic)")
+        for i, (a, b, N) in enumerate(phases):
+            m, sd = C_BPS / N / 1e3, SIGMA_BPS[N] / 1e3
+            ax_rate.plot([a, b], [m, m], "k--", linewidth=1.0, label="model mean rate C/N" if i == 0 else None)
+            for y in (m - sd, m + sd):
+                ax_rate.plot([a, b], [y, y], "r--", linewidth=0.9,
+                             label="C/N +- the paper's sigma" if i == 0 and y < m else None)
+            q_e = jou.equilibrium(W_bar=W_BAR_BITS, C=C_BPS, d=jou.delays(N, D_S))
+            ax_q.plot([a, b], [q_e, q_e], "k--", linewidth=0.9, label="q_e" if i == 0 else None)
+        for S_rtt, gq in noisy.groupby("S_rtt"):
+            ax_q.plot(gq["time_s"], gq["q_bits"], ".-", markersize=2, linewidth=0.7,
+                      label=f"model with noise, S = {S_rtt:g} RTT")
+        ax_rate.set_ylabel("one flow's rate, kb/s")
+        ax_q.set_ylabel("queue, bits")
+        ax_q.set_xlabel("time, s")
+        for ax in (ax_rate, ax_q):
+            ax.axvline(c1["join_s"], color="k", linewidth=0.5)
+            ax.axvline(c1["leave_s"], color="k", linewidth=0.5)
+            ax.legend(fontsize=7, loc="upper right")
+        report.figure("c4_noise", fig,
+                      "C4 (the paper's Figs. 7 and 10): top, the rate cwnd/srtt of one FTP flow in C1 (dynamic "
+                      "thresholds, replication 0) against the model's mean rate C/N and the paper's sigma (dashed); "
+                      "bottom, the model's queue driven with noise through the same schedule for S = 1 and 2 RTT, "
+                      "with the equilibrium q_e (dashed) and the queue measured in C1 (grey)")
+        r = rates.set_index("N")
+        spread = {S: noisy[(noisy.S_rtt == S) & (noisy.N == 40)]["q_bits"].std() for S in (1.0, 2.0)}
+        report.text(
+            "Noise model: xi[n] independent and normal with mean 0 and variance N S^2 sigma^2 (the model's "
+            "equation (2)), sigma = 77021 b/s for N = 20 and 128490 b/s for N = 40, the paper's values for the "
+            "spread of one flow's rate, which the model takes as inputs; numpy's default generator seeded "
+            f"{NOISE_SEED}, {NOISE_SEED + 1} and {NOISE_SEED + 2} for the three load phases, so the figure is the "
+            "same on every run. The path starts at q_e for 20 flows and each phase continues from where the last "
+            f"ended. With 40 flows its standard deviation is {spread[1.0]:.3g} bits at S = RTT and "
+            f"{spread[2.0]:.3g} bits at S = 2 RTT. The measured flow's rate has standard deviation "
+            + " and ".join(f"{r.loc[N, 'sigma_sim_bps'] / 1e3:.1f} kb/s [{r.loc[N, 'sigma_sim_bps_ci95_low'] / 1e3:.1f}, "
+                           f"{r.loc[N, 'sigma_sim_bps_ci95_high'] / 1e3:.1f}] with N = {N} (the paper's sigma: "
+                           f"{SIGMA_BPS[N] / 1e3:.1f} kb/s; mean rate {r.loc[N, 'rate_mean_bps'] / 1e3:.1f} kb/s "
+                           f"against C/N = {C_BPS / N / 1e3:.1f} kb/s)" for N in SIGMA_BPS)
+            + ". The window over the smoothed round trip is the flow's sending rate as the model defines it, "
+            "sampled every 100 ms, not averaged over S; it is a check of the noise's size, not a fit.")
+
     # The paper's claims ------------------------------------------------------
 
     # Table I of the paper (RED+Tail, 3 Mb/s): per thresholds and class, loss
@@ -511,8 +733,8 @@ class ParallelQueue(Study):
         ("dynamic", "CBR"): (0.519, 0.091, 19.827),
     }
 
-    def _claims(self, report: StudyReport, c1: dict[str, Any]) -> None:
-        """The paper's claims on C1 and Table I beside aqmlab's numbers."""
+    def _claims(self, report: StudyReport, c1: dict[str, Any], lyapunov: pd.DataFrame) -> None:
+        """The paper's claims on C1, Table I and the model beside aqmlab's numbers."""
         claims = Claims()
         add = claims.add
 
@@ -581,6 +803,20 @@ class ParallelQueue(Study):
                     effect_verdict(rel, lo, hi),
                     "per-replication relative change, dynamic vs fixed; its 95% interval within a factor 2 of the "
                     "paper's change")
+        def point(x: float) -> dict[str, float]:
+            # A model's number has no sampling error: its interval is itself.
+            return {"mean": x, "ci95_low": x, "ci95_high": x}
+
+        for S_rtt, what, lo, hi, rule in (
+                (1.0, "stable", -math.inf, -CHAOS_LAMBDA, f"Lyapunov exponent at most -{CHAOS_LAMBDA} per step"),
+                (2.0, "chaotic", CHAOS_LAMBDA, math.inf, f"Lyapunov exponent at least {CHAOS_LAMBDA} per step")):
+            lam = lyapunov[lyapunov.S_rtt == S_rtt].set_index("N")["lyapunov_per_step"]
+            add(f"Model: the queue map is {what} for S = {S_rtt:g} RTT (N = 20 and 40)", what,
+                ", ".join(f"N = {N}: {v:.3g}" for N, v in lam.items()),
+                combine_verdicts([range_verdict(point(v), lo, hi) for v in lam]),
+                f"{rule} (noiseless map from q_e / 2, steps {LYAPUNOV_SKIP}-{LYAPUNOV_STEPS}; -inf: a slope of 0 "
+                "on the path) for both N")
         if claims:
-            report.claims(claims, "Each claim of the paper (C1's text, Table I), aqmlab's number with its 95% "
-                                  "interval, and the verdict by the rule in the last column.")
+            report.claims(claims, "Each claim of the paper (C1's text, Table I, the model), aqmlab's number with its "
+                                  "95% interval (the model's numbers are exact), and the verdict by the rule in the "
+                                  "last column.")
