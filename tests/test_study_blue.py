@@ -166,21 +166,28 @@ def test_claims_table(out):
 
 def test_sensitivity_changes_one_thing_each(out):
     """Each d5 experiment is D1 at the smallest buffer with one change: the
-    rate variants set the application's rate, the window variant the
-    receiver window, the round-trip variants the senders' delays."""
+    rate variants set the application's rate (or none: unlimited data), the
+    window variant the receiver window, packet0-ect the TCP's negotiation,
+    the round-trip variants the senders' delays."""
     def scenario(name):
         return tomllib.loads((out / "experiments" / f"{name}.toml").read_text())["scenario"]
     base = scenario("d5-default")
-    assert "rate" not in base["traffic"][0]
+    assert base["traffic"][0]["rate"] == "128kbps"
+    assert [s["delay"] for s in base["topology"]["senders"]] == ["20ms", "30ms", "40ms", "50ms", "60ms"]
+    assert "rate" not in scenario("d5-unlimited")["traffic"][0]
     assert scenario("d5-rate-64kbps")["traffic"][0]["rate"] == "64kbps"
     assert scenario("d5-window-20")["traffic"][0]["tcp"]["rwnd"] == "20pkt"
-    assert [s["delay"] for s in scenario("d5-rtt-long")["topology"]["senders"]] == \
-        ["20ms", "30ms", "40ms", "50ms", "60ms"]
-    for name in ("d5-rate-64kbps", "d5-window-20", "d5-shape-1.2"):
+    assert scenario("d5-packet0-ect")["traffic"][0]["tcp"] == base["traffic"][0]["tcp"] | {"ecn_negotiate": False}
+    assert [s["delay"] for s in scenario("d5-rtt-24-62ms")["topology"]["senders"]] == \
+        ["1ms", "5ms", "10ms", "15ms", "20ms"]
+    for name in ("d5-unlimited", "d5-rate-64kbps", "d5-window-20", "d5-shape-1.2", "d5-packet0-ect"):
         assert scenario(name)["topology"] == base["topology"]
-    assert scenario("d5-rtt-long")["traffic"] == base["traffic"]
+        assert scenario(name)["traffic"] != base["traffic"]
+    for name in ("d5-rtt-24ms", "d5-rtt-24-62ms", "d5-rtt-102-182ms"):
+        assert scenario(name)["traffic"] == base["traffic"]
+        assert scenario(name)["topology"] != base["topology"]
     df = pd.read_csv(out / "d5_sensitivity.csv")
-    assert df["experiment"].nunique() == 10 and df["loss_rate"].between(0, 1).all()
+    assert df["experiment"].nunique() == 11 and df["loss_rate"].between(0, 1).all()
 
 
 def test_report_needs_no_sideways_scrolling_at_1280_px(out, tmp_path):
