@@ -196,3 +196,53 @@ def test_report_needs_no_sideways_scrolling_at_1280_px(out, tmp_path):
     if chromium() is None:
         pytest.skip("no Chromium on this machine (./dev setup installs it on Debian)")
     assert scroll_width(out / "report.html", tmp_path) <= 1280
+
+
+def _d1_fixture(blue_small=0.0, red_small=0.15, red_large_4000=0.30, util=1.0):
+    """A D1 table by hand: 1000 and 4000 connections, buffers 100 and 600
+    KB, R1-R2 and B1-B2 (mean loss rates and utilisation)."""
+    rows = []
+    for n in (1000, 4000):
+        for b in (100, 600):
+            for scheme in ("R1", "R2", "B1", "B2"):
+                if n == 1000:
+                    loss = (red_small if b == 100 else 0.0) if scheme[0] == "R" else (blue_small if b == 100 else 0.0)
+                else:
+                    loss = (0.40 if b == 100 else red_large_4000) if scheme[0] == "R" else 0.05
+                rows.append({"scheme": scheme, "connections": n, "buffer_kb": b, "loss_rate": loss,
+                             "utilization": util})
+    return pd.DataFrame(rows)
+
+
+def test_fig5_verdicts_follow_the_numbers():
+    """The Fig. 5 claims are decided from the table: changing one number in
+    the fixture flips the verdict it decides and no other."""
+    from aqmlab.studies.blue import d1_claims
+
+    def verdicts(df, p_m=1.0):
+        return {claim: ok for claim, _, _, ok, _ in d1_claims(df, lambda n: p_m)}
+
+    base = verdicts(_d1_fixture())
+    assert base == {
+        "1000 connections: BLUE loses nothing at any buffer (Fig. 5)": True,
+        "1000 connections: RED's loss is in double digits at 100 KB": True,
+        "1000 connections: RED needs at least 6 times the buffer to match BLUE's loss at 100 KB": True,
+        "4000 connections: BLUE's loss is far below RED's at every buffer": True,
+        "4000 connections: RED at 600 KB still loses more than BLUE at 100 KB": True,
+        "4000 connections: BLUE's marking probability stays at 1": True,
+        "Link utilisation is full for RED and BLUE in every case (Fig. 5)": True,
+    }
+    # BLUE loses 2% at 100 KB: not "nothing"; RED at 600 KB (0%) now matches it, 6 times the buffer.
+    changed = verdicts(_d1_fixture(blue_small=0.02))
+    assert {k for k in base if base[k] != changed[k]} == {
+        "1000 connections: BLUE loses nothing at any buffer (Fig. 5)"}
+    # RED at 100 KB loses 9%: no longer double digits.
+    assert not verdicts(_d1_fixture(red_small=0.09))["1000 connections: RED's loss is in double digits at 100 KB"]
+    # With 4000, RED at 600 KB at 4%: below BLUE's 5% at 100 KB, and no longer above BLUE there.
+    changed = verdicts(_d1_fixture(red_large_4000=0.04))
+    assert {k for k in base if base[k] != changed[k]} == {
+        "4000 connections: BLUE's loss is far below RED's at every buffer",
+        "4000 connections: RED at 600 KB still loses more than BLUE at 100 KB"}
+    assert not verdicts(_d1_fixture(util=0.94))["Link utilisation is full for RED and BLUE in every case (Fig. 5)"]
+    assert verdicts(_d1_fixture(), p_m=0.5)["4000 connections: BLUE's marking probability stays at 1"] is False
+    assert verdicts(_d1_fixture(), p_m=None)["4000 connections: BLUE's marking probability stays at 1"] is None

@@ -38,7 +38,7 @@ configurations and the numbers of connections; D2 is ``d2`` and
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -176,6 +176,63 @@ def _fmt_ci(mean: float, low: float, high: float, scale: float = 1.0, digits: in
     if math.isnan(low):
         return f"{mean * scale:.{digits}g}"
     return f"{mean * scale:.{digits}g} [{low * scale:.{digits}g}, {high * scale:.{digits}g}]"
+
+
+def d1_claims(d1: pd.DataFrame, p_m_at_one: Callable[[int], float | None]) -> list[tuple[str, str, str, bool | None, str]]:
+    """The paper's Fig. 5 claims decided from the D1 table `d1` (one row per
+    scheme, connections and buffer, with mean loss_rate and utilization):
+    (claim, paper, aqmlab, verdict as True / False / None for not
+    measurable, rule). `p_m_at_one(n)` is the share of BLUE's p_m samples at
+    1 with `n` connections (None without traces)."""
+    rows: list[tuple[str, str, str, bool | None, str]] = []
+    if d1.empty:
+        return rows
+    buffers = sorted(d1["buffer_kb"].unique())
+    small, large = buffers[0], buffers[-1]
+    for n, g in d1.groupby("connections"):
+        red, blue = g[g["scheme"].str.startswith("R")], g[g["scheme"].str.startswith("B")]
+        if n == min(d1["connections"]):
+            worst = blue["loss_rate"].max()
+            per_config = blue.groupby("scheme", sort=False)["loss_rate"].max()
+            rows.append((
+                f"{n} connections: BLUE loses nothing at any buffer (Fig. 5)", "0",
+                "highest loss over the buffers: " + ", ".join(f"{k} {100 * v:.3g}%" for k, v in per_config.items()),
+                bool(worst < 1e-3), "every BLUE configuration's mean below 0.1% at every buffer"))
+            at_small = red[red["buffer_kb"] == small]["loss_rate"]
+            rows.append((
+                f"{n} connections: RED's loss is in double digits at {small} KB", ">= 10%",
+                f"R1-R4 {', '.join(f'{100 * x:.3g}%' for x in at_small)}", bool(at_small.mean() >= 0.10),
+                "the mean over R1-R4 at least 10%"))
+            target = blue[blue["buffer_kb"] == small]["loss_rate"].max()
+            match = [b for b in buffers if red[red["buffer_kb"] == b]["loss_rate"].min() <= target]
+            rows.append((
+                f"{n} connections: RED needs at least 6 times the buffer to match BLUE's loss at {small} KB",
+                f">= {6 * small} KB", f"first matched at {match[0]} KB" if match else f"not matched up to {large} KB",
+                bool(not match or match[0] >= 6 * small),
+                "the smallest buffer at which the best RED is at or below the worst BLUE at the smallest"))
+        else:
+            below = all(blue[blue["buffer_kb"] == b]["loss_rate"].max()
+                        < red[red["buffer_kb"] == b]["loss_rate"].min() for b in buffers)
+            rows.append((
+                f"{n} connections: BLUE's loss is far below RED's at every buffer", "yes",
+                "every BLUE below every RED at every buffer" if below else "not at every buffer", below,
+                "every BLUE configuration's mean below every RED configuration's, buffer by buffer"))
+            best_red = red[red["buffer_kb"] == large]["loss_rate"].min()
+            worst_blue = blue[blue["buffer_kb"] == small]["loss_rate"].max()
+            rows.append((
+                f"{n} connections: RED at {large} KB still loses more than BLUE at {small} KB", "yes",
+                f"best RED {100 * best_red:.3g}%, worst BLUE {100 * worst_blue:.3g}%", bool(best_red > worst_blue),
+                "best RED at the largest buffer above worst BLUE at the smallest"))
+            p_m = p_m_at_one(n)
+            rows.append((
+                f"{n} connections: BLUE's marking probability stays at 1", "1 throughout",
+                "no trace" if p_m is None else f"p_m >= 0.99 in {100 * p_m:.0f}% of the samples",
+                None if p_m is None else bool(p_m >= 0.9),
+                "p_m sampled every second in the window, every BLUE run: at least 0.99 in 90% of samples"))
+    util = d1["utilization"].min()
+    rows.append(("Link utilisation is full for RED and BLUE in every case (Fig. 5)", "full", f"lowest {util:.3f}",
+                 bool(util >= 0.95), "every mean utilisation at least 0.95"))
+    return rows
 
 
 @register
@@ -570,47 +627,8 @@ class Blue(Study):
                        "reproduced" if ok else "not reproduced", how)
 
         d1 = self._onoff_table(report, sc, "ignore")
-        if not d1.empty:
-            buffers = sorted(d1["buffer_kb"].unique())
-            small, large = buffers[0], buffers[-1]
-            for n, g in d1.groupby("connections"):
-                red, blue = g[g["scheme"].str.startswith("R")], g[g["scheme"].str.startswith("B")]
-                if n == min(d1["connections"]):
-                    worst = blue["loss_rate"].max()
-                    per_config = blue.groupby("scheme", sort=False)["loss_rate"].max()
-                    add(f"{n} connections: BLUE loses nothing at any buffer (Fig. 5)", "0",
-                        "highest loss over the buffers: " + ", ".join(f"{k} {100 * v:.3g}%"
-                                                                      for k, v in per_config.items()),
-                        bool(worst < 1e-3), "every BLUE configuration's mean below 0.1% at every buffer")
-                    at_small = red[red["buffer_kb"] == small]["loss_rate"]
-                    add(f"{n} connections: RED's loss is in double digits at {small} KB", ">= 10%",
-                        f"R1-R4 {', '.join(f'{100 * x:.3g}%' for x in at_small)}", bool(at_small.mean() >= 0.10),
-                        "the mean over R1-R4 at least 10%")
-                    target = blue[blue["buffer_kb"] == small]["loss_rate"].max()
-                    match = [b for b in buffers if red[red["buffer_kb"] == b]["loss_rate"].min() <= target]
-                    add(f"{n} connections: RED needs at least 6 times the buffer to match BLUE's loss at {small} KB",
-                        f">= {6 * small} KB", f"first matched at {match[0]} KB" if match else
-                        f"not matched up to {large} KB", bool(not match or match[0] >= 6 * small),
-                        "the smallest buffer at which the best RED is at or below the worst BLUE at the smallest")
-                else:
-                    below = all(blue[blue["buffer_kb"] == b]["loss_rate"].max()
-                                < red[red["buffer_kb"] == b]["loss_rate"].min() for b in buffers)
-                    add(f"{n} connections: BLUE's loss is far below RED's at every buffer", "yes",
-                        "every BLUE below every RED at every buffer" if below else "not at every buffer", below,
-                        "every BLUE configuration's mean below every RED configuration's, buffer by buffer")
-                    best_red = red[red["buffer_kb"] == large]["loss_rate"].min()
-                    worst_blue = blue[blue["buffer_kb"] == small]["loss_rate"].max()
-                    add(f"{n} connections: RED at {large} KB still loses more than BLUE at {small} KB", "yes",
-                        f"best RED {100 * best_red:.3g}%, worst BLUE {100 * worst_blue:.3g}%",
-                        bool(best_red > worst_blue), "best RED at the largest buffer above worst BLUE at the smallest")
-                    p_m = self._p_m_at_one(report, sc, n)
-                    add(f"{n} connections: BLUE's marking probability stays at 1", "1 throughout",
-                        "no trace" if p_m is None else f"p_m >= 0.99 in {100 * p_m:.0f}% of the samples",
-                        None if p_m is None else bool(p_m >= 0.9),
-                        "p_m sampled every second in the window, every BLUE run: at least 0.99 in 90% of samples")
-            util = d1["utilization"].min()
-            add("Link utilisation is full for RED and BLUE in every case (Fig. 5)", "full",
-                f"lowest {util:.3f}", bool(util >= 0.95), "every mean utilisation at least 0.95")
+        for row in d1_claims(d1, lambda n: self._p_m_at_one(report, sc, n)):
+            add(*row)
         drops = self._ramp_drops(report, sc)
         if drops:
             r = sc["ramp"]
