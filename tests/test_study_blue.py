@@ -246,3 +246,17 @@ def test_fig5_verdicts_follow_the_numbers():
     assert not verdicts(_d1_fixture(util=0.94))["Link utilisation is full for RED and BLUE in every case (Fig. 5)"]
     assert verdicts(_d1_fixture(), p_m=0.5)["4000 connections: BLUE's marking probability stays at 1"] is False
     assert verdicts(_d1_fixture(), p_m=None)["4000 connections: BLUE's marking probability stays at 1"] is None
+
+
+def test_window_floor_load_by_hand():
+    """1000 sources, 400 ON, each at one packet per round trip; round trips
+    62-142 ms plus 18.49 ms of full 100-packet buffer (100 x 1040 B at 45
+    Mb/s): 400 x mean(1/0.08049, ..., 1/0.16049) = 3522 packets/s against
+    the link's 45e6 / 8320 = 5409."""
+    from aqmlab.studies.blue import floor_load
+
+    q = 100 * 1040 * 8 / 45e6
+    per_source = sum(1 / (rtt + q) for rtt in (0.062, 0.082, 0.102, 0.122, 0.142)) / 5
+    assert floor_load(1000, 100) == pytest.approx(400 * per_source / (45e6 / 8320), rel=1e-12)
+    assert floor_load(1000, 100) == pytest.approx(0.6512, abs=1e-4)
+    assert floor_load(4000, 100) == pytest.approx(4 * floor_load(1000, 100))

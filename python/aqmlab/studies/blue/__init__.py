@@ -235,6 +235,36 @@ def d1_claims(d1: pd.DataFrame, p_m_at_one: Callable[[int], float | None]) -> li
     return rows
 
 
+ON_SHARE = 2 / (2 + 3)   # mean ON 2 s, mean OFF 3 s: the share of sources ON at a time
+
+
+def floor_load(connections: int, buffer_kb: int, senders: list[float] = SENDER_DELAYS_MS) -> float:
+    """The packet rate that the sources ON at a time offer at the least a TCP
+    sends, one packet per round trip (round trips with the buffer full), over
+    the link's packet rate. Above 1, packets are lost or connections wait in
+    timer backoff whatever the queue marks (while the application's rate is
+    above one packet per round trip, as 128 kb/s is here)."""
+    per_source = sum(1 / (round_trip_ms(d) + buffer_delay_ms(buffer_kb)) for d in senders) / len(senders) * 1e3
+    link = BOTTLENECK_BPS / ((PAYLOAD_BYTES + HEADER_BYTES) * 8)
+    return ON_SHARE * connections * per_source / link
+
+
+def floor_text(connections: list[int], buffers: list[int]) -> list[str]:
+    """One sentence on `floor_load` for each number of connections."""
+    out = []
+    for n in connections:
+        loads = [floor_load(n, b) for b in (buffers[0], buffers[-1])]
+        out.append(
+            f"With {n} connections about {ON_SHARE * n:.0f} are ON at a time. Sending one packet per round trip "
+            f"each, the least TCP sends, they offer {loads[0]:.2f} times the link's packet rate with {buffers[0]} KB "
+            f"of buffer and {loads[1]:.2f} times with {buffers[-1]} KB (round trips with the buffer full). "
+            + ("Above 1, no marking scheme can avoid loss: TCP sheds the excess only through lost packets and "
+               "connections waiting in timer backoff, and the loss rate then reflects those dynamics more than "
+               "the marking." if max(loads) > 1 else "Below 1, marking can in principle keep them under the link's "
+               "rate without loss."))
+    return out
+
+
 @register
 class Blue(Study):
     name = "blue"
@@ -375,7 +405,8 @@ class Blue(Study):
             caption = (f"{part}: {ylabel} against the buffer size, RED (dashed) and BLUE (solid), 95% CI error "
                        f"bars over {int(df['n'].max())} replications; {paper}.")
             report.figure(f"{tag}_{metric}", fig, caption)
-        report.text(*self._onoff_text(df, part))
+        report.text(*self._onoff_text(df, part), *floor_text(sorted(df["connections"].unique()),
+                                                             sorted(df["buffer_kb"].unique())))
 
     @staticmethod
     def _onoff_text(df: pd.DataFrame, part: str) -> list[str]:
