@@ -235,6 +235,10 @@ def d1_claims(d1: pd.DataFrame, p_m_at_one: Callable[[int], float | None]) -> li
     return rows
 
 
+# The first seconds of each D2 step, while its connections start (in its
+# first second) and leave slow start; the claims give the drops after them
+# apart.
+JOIN_S = 3.0
 ON_SHARE = 2 / (2 + 3)   # mean ON 2 s, mean OFF 3 s: the share of sources ON at a time
 
 
@@ -666,12 +670,13 @@ class Blue(Study):
             red, blue = drops.get("R2"), drops.get("B4")
             if red is not None:
                 add("D2: RED loses packets throughout the ramp (Fig. 6)", "yes",
-                    "drops per step: " + ", ".join(f"{n}: {d}" for n, d in red), all(d > 0 for _, d in red[1:]),
+                    "drops per step: " + ", ".join(f"{n}: {d}" for n, d, _ in red), all(d > 0 for _, d, _ in red[1:]),
                     "replication 0: drops in every step after the first")
             if blue is not None:
                 add("D2: BLUE loses packets only from 800 connections on (Fig. 6)", "from 800",
-                    "drops per step: " + ", ".join(f"{n}: {d}" for n, d in blue),
-                    all((d == 0) == (n < 800) for n, d in blue) if r["per_group"] * r["groups"] >= 800 else None,
+                    "drops per step: " + ", ".join(f"{n}: {d}" for n, d, _ in blue) + f"; after the first {JOIN_S:g} "
+                    "s of each step, while the new connections start: " + ", ".join(f"{n}: {d}" for n, _, d in blue),
+                    all((d == 0) == (n < 800) for n, d, _ in blue) if r["per_group"] * r["groups"] >= 800 else None,
                     "replication 0: no drop in the steps with fewer than 800 connections, drops in the others")
         d3 = self._onoff_table(report, sc, "timeout")
         if not d3.empty:
@@ -703,9 +708,9 @@ class Blue(Study):
                                   "intervals).")
 
     @staticmethod
-    def _ramp_drops(report: StudyReport, sc: dict[str, Any]) -> dict[str, list[tuple[int, int]]]:
-        """D2, replication 0: per configuration, (connections, drops) for
-        each step of the ramp."""
+    def _ramp_drops(report: StudyReport, sc: dict[str, Any]) -> dict[str, list[tuple[int, int, int]]]:
+        """D2, replication 0: per configuration, (connections, drops, drops
+        after the first JOIN_S seconds) for each step of the ramp."""
         r = sc["ramp"]
         runs = report.runs(d2_name("ignore"))
         out = {}
@@ -722,7 +727,8 @@ class Blue(Study):
             steps = []
             for k in range(r["groups"]):
                 t0, t1 = k * r["step_s"], (k + 1) * r["step_s"] if k + 1 < r["groups"] else r["duration_s"]
-                steps.append(((k + 1) * r["per_group"], int(round(dropped_by(t1) - dropped_by(t0)))))
+                steps.append(((k + 1) * r["per_group"], int(round(dropped_by(t1) - dropped_by(t0))),
+                              int(round(dropped_by(t1) - dropped_by(t0 + JOIN_S)))))
             out[run["topology.qdisc"]] = steps
         return out
 
