@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 
 from aqmlab.experiment import Experiment
 from aqmlab.report import metric_label, write_report
@@ -75,7 +76,7 @@ def test_report_page_is_self_contained(report: Path):
     assert not re.search(r'(src|href)="(?!data:)', html)  # nothing loaded from elsewhere
     assert "Experiment small" in html and "engine version" in html
     assert html.count("</tr>") == 1 + 4 * 2  # header + 4 points x 2 metrics
-    assert '"traffic[0].count"' in html  # the experiment, as given
+    assert escape('"traffic[0].count"') in html  # the experiment, as given (escaped for HTML)
 
 
 @needs_chromium

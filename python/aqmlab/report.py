@@ -13,6 +13,12 @@ For every experiment in the store:
 Plots go to the output folder as PNG and SVG; ``report.html`` embeds the
 PNGs (so the page is one file) with the tables, the experiment file and the
 engine version.
+
+Every page aqmlab writes (this report, the study reports, the scorecard)
+comes from :func:`page_environment`: names, labels and file text come from
+experiment files that may be someone else's, so the templates escape
+everything they are given, and the pages forbid scripts and outside
+resources (:data:`PAGE_CSP`).
 """
 
 from __future__ import annotations
@@ -31,7 +37,8 @@ matplotlib.use("Agg")
 matplotlib.rcParams["svg.fonttype"] = "none"
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
-from jinja2 import Environment, PackageLoader, select_autoescape  # noqa: E402
+from jinja2 import Environment, PackageLoader  # noqa: E402
+from markupsafe import Markup  # noqa: E402
 
 from aqmlab import _engine  # noqa: E402
 from aqmlab.files import write_atomic  # noqa: E402
@@ -43,6 +50,29 @@ DEFAULT_METRICS = ["queues.bottleneck.loss_rate", "queues.bottleneck.qdelay_mean
 # Trace columns that are a drop or mark probability, in order of preference.
 _PROB_COLUMNS = ("p_a", "p_b", "drop_prob", "p_m")
 _MAX_SERIES_PLOTS = 24
+
+#: The Content-Security-Policy of every page aqmlab writes. A page is one
+#: file: it loads nothing (its images are data: URIs), runs no script, and is
+#: styled only by its own <style> element and the style attributes pandas puts
+#: on table rows (hence 'unsafe-inline' for styles). base-uri and form-action
+#: do not fall back to default-src, so they are closed by name.
+PAGE_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+
+
+def page_environment() -> Environment:
+    """The Jinja2 environment of the HTML pages (``templates/*.html.j2``).
+    Autoescaping is on for every template whatever its name (the names end
+    in ``.j2``, which extension-based selection would leave unescaped); HTML
+    built on purpose in Python reaches a template only as :class:`Markup`
+    built from escaped parts. Templates get the policy as ``csp``."""
+    env = Environment(loader=PackageLoader("aqmlab", "templates"), autoescape=True)
+    env.globals["csp"] = PAGE_CSP
+    return env
+
+
+def html_table(df: pd.DataFrame, **kwargs: Any) -> Markup:
+    """`df` as an HTML table for a page, its headers and cells escaped."""
+    return Markup(df.to_html(index=False, classes="results", border=0, escape=True, **kwargs))
 
 
 def metric_label(metric: str) -> str:
@@ -201,11 +231,11 @@ def _series_plots(figs: _Figures, st: Store, exp: str, points: list[int] | None)
             figs.save(fig, f"{_slug(exp)}-series-{key[:12]}-{_slug(q)}", f"{name}: {q} over time")
 
 
-def _html_table(df: pd.DataFrame) -> str:
+def _results_table(df: pd.DataFrame) -> Markup:
     shown = df.copy()
     shown["95% CI"] = [("-" if math.isnan(lo) else f"[{lo:.5g}, {hi:.5g}]")
                        for lo, hi in zip(shown.pop("ci_low"), shown.pop("ci_high"))]
-    return shown.to_html(index=False, float_format=lambda v: f"{v:.5g}", classes="results", border=0)
+    return html_table(shown, float_format=lambda v: f"{v:.5g}")
 
 
 def write_report(store_path: str | Path, out: str | Path, experiment: str | None = None,
@@ -236,10 +266,9 @@ def write_report(store_path: str | Path, out: str | Path, experiment: str | None
             failed = st.db.execute("SELECT labels, replication, error FROM runs WHERE key IN (SELECT unnest(?)) "
                                    "AND status = 'failed' ORDER BY point, replication", [keys]).fetchall()
             sections.append({"name": name, "text": text or "", "ok": counts.get("ok", 0),
-                             "failed": failed, "table": _html_table(df) if not df.empty else "",
+                             "failed": failed, "table": _results_table(df) if not df.empty else "",
                              "figures": figs.items[start:]})
-    env = Environment(loader=PackageLoader("aqmlab", "templates"), autoescape=select_autoescape(["html"]))
-    page = env.get_template("report.html.j2").render(
+    page = page_environment().get_template("report.html.j2").render(
         store=Path(store_path).name, engine=_engine.ENGINE_VERSION, sections=sections)
     path = out / "report.html"
     write_atomic(path, lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))

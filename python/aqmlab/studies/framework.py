@@ -22,7 +22,6 @@ on a :class:`StudyReport`.
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from collections.abc import Callable
@@ -31,13 +30,13 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from jinja2 import Environment, FileSystemLoader, PackageLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from aqmlab import _engine
 from aqmlab.exceptions import AqmlabError
 from aqmlab.experiment import Experiment
 from aqmlab.files import write_atomic
-from aqmlab.report import save_figure  # also sets the Agg backend and SVG text
+from aqmlab.report import html_table, page_environment, save_figure  # also sets the Agg backend and SVG text
 from aqmlab.stats import summarize
 from aqmlab.store import Store
 from aqmlab.sweep import execute
@@ -82,8 +81,10 @@ class Study:
 
     def render(self, template: str, **context: Any) -> str:
         """Renders ``<study folder>/<template>`` (Jinja2; an undefined name is
-        an error, not an empty string)."""
-        env = Environment(loader=FileSystemLoader(self.folder), undefined=StrictUndefined, keep_trailing_newline=True)
+        an error, not an empty string). The templates write TOML, not HTML, so
+        nothing is HTML-escaped: a string's quotes must stay quotes."""
+        env = Environment(loader=FileSystemLoader(self.folder), undefined=StrictUndefined, keep_trailing_newline=True,
+                          autoescape=False)
         env.filters["toml"] = toml_value
         return env.get_template(template).render(**context)
 
@@ -212,7 +213,7 @@ class StudyReport:
 
     def text(self, *paragraphs: str) -> None:
         for p in paragraphs:
-            self.sections[-1].items.append({"kind": "text", "html": html.escape(p)})
+            self.sections[-1].items.append({"kind": "text", "text": p})
 
     def table(self, name: str, df: pd.DataFrame, caption: str, raw: bool = False) -> None:
         """Writes ``<name>.csv`` (every digit) and shows the table (rates in
@@ -225,8 +226,7 @@ class StudyReport:
         for c in shown.columns:
             shown[c] = [_shown(v, c) for v in shown[c]]
         shown.columns = [_header(c) for c in shown.columns]
-        html_table = shown.to_html(index=False, classes="results", border=0, na_rep="-")
-        item = {"kind": "table", "name": name, "caption": caption, "html": html_table,
+        item = {"kind": "table", "name": name, "caption": caption, "html": html_table(shown, na_rep="-"),
                 "folded": raw or len(df) > FOLD_ROWS, "rows": len(df)}
         (self.raw_section if raw else self.sections[-1]).items.append(item)
 
@@ -243,13 +243,30 @@ class StudyReport:
         counts = ", ".join(f"{int((df['verdict'] == v).sum())} {v}" for v in VERDICTS if (df["verdict"] == v).any())
         self.claims_section = _Section("The paper's claims")
         self.claims_section.items += [
-            {"kind": "text", "html": html.escape(f"{len(df)} claims at this scale: {counts}.")},
+            {"kind": "text", "text": f"{len(df)} claims at this scale: {counts}."},
             {"kind": "claims", "name": "claims", "caption": caption, "rows": df.to_dict("records")}]
 
     def figure(self, name: str, fig: Any, caption: str) -> None:
         """Saves ``<name>.png`` and ``<name>.svg`` and shows the figure."""
         png = save_figure(fig, self.out, name)
         self.sections[-1].items.append({"kind": "figure", "name": name, "caption": caption, "png": png})
+
+    def write_page(self, failed: int = 0) -> Path:
+        """Writes ``report.html`` into the output folder from what
+        ``analyse`` added (the claims first, the raw tables last) and the
+        experiment files; `failed` runs are counted on the page. Returns the
+        page's path."""
+        sections = [s for s in self.sections[:1] if s.items]
+        sections += [s for s in (self.claims_section,) if s is not None]
+        sections += [s for s in self.sections[1:] + [self.raw_section] if s.items]
+        page = page_environment().get_template("study.html.j2").render(
+            study=self.study, scale=self.scale, scale_text=SCALE_TEXT[self.scale], engine=_engine.ENGINE_VERSION,
+            sections=sections, failed=failed,
+            experiments=[{"name": n, "runs": len(e.runs()), "replications": e.replications, "text": e.text or ""}
+                         for n, e in self.experiments.items()])
+        path = self.out / "report.html"
+        write_atomic(path, lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
+        return path
 
 
 class Claims(list):
@@ -358,7 +375,6 @@ def reproduce(name: str, scale: str = "quick", out: str | Path | None = None, *,
     out = Path(out) if out is not None else Path(f"{name}-{scale}")
     if out.exists() and not out.is_dir():
         raise AqmlabError(f"--out: {out} exists and is not a folder")
-    texts: dict[str, str] = {}
     exps: dict[str, Experiment] = {}
 
     def add(batch: dict[str, str]) -> dict[str, Experiment]:
@@ -366,7 +382,6 @@ def reproduce(name: str, scale: str = "quick", out: str | Path | None = None, *,
         new = {n: Experiment.from_toml(t, source=f"experiments/{n}.toml") for n, t in batch.items() if n not in exps}
         (out / "experiments").mkdir(parents=True, exist_ok=True)
         for n in new:
-            texts[n] = batch[n]
             write_atomic(out / "experiments" / f"{n}.toml",
                          lambda tmp, t=batch[n]: Path(tmp).write_text(t, encoding="utf-8"))
         exps.update(new)
@@ -385,15 +400,4 @@ def reproduce(name: str, scale: str = "quick", out: str | Path | None = None, *,
     with Store(out / "results.duckdb", read_only=True) as st:
         report = StudyReport(study, scale, out, st, exps)
         study.analyse(report)
-    env = Environment(loader=PackageLoader("aqmlab", "templates"), autoescape=select_autoescape(["html"]))
-    sections = [s for s in report.sections[:1] if s.items]
-    sections += [s for s in (report.claims_section,) if s is not None]
-    sections += [s for s in report.sections[1:] + [report.raw_section] if s.items]
-    page = env.get_template("study.html.j2").render(
-        study=study, scale=scale, scale_text=SCALE_TEXT[scale], engine=_engine.ENGINE_VERSION,
-        sections=sections, failed=failed,
-        experiments=[{"name": n, "runs": len(e.runs()), "replications": e.replications, "text": texts[n]}
-                     for n, e in exps.items()])
-    path = out / "report.html"
-    write_atomic(path, lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
-    return path
+        return report.write_page(failed)

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from jinja2 import Environment, PackageLoader, select_autoescape
 
 from aqmlab import _engine
 from aqmlab.files import write_atomic
+from aqmlab.report import page_environment
 from aqmlab.studies.framework import SCALE_TEXT, STUDIES, VERDICTS, reproduce
 
 
@@ -56,8 +56,7 @@ def write_scorecard(scale: str, out: Path, done: list[dict[str, Any]]) -> Path:
     table = table[["study", "claim", "paper", "aqmlab", "verdict", "how"]]
     write_atomic(out / "scorecard.csv", lambda tmp: table.to_csv(tmp, index=False))
     totals = {v: int((table["verdict"] == v).sum()) for v in VERDICTS}
-    env = Environment(loader=PackageLoader("aqmlab", "templates"), autoescape=select_autoescape(["html"]))
-    page = env.get_template("scorecard.html.j2").render(
+    page = page_environment().get_template("scorecard.html.j2").render(
         scale=scale, scale_text=SCALE_TEXT[scale], engine=_engine.ENGINE_VERSION, studies=studies, totals=totals,
         n=len(table), minutes=sum(s["minutes"] for s in studies))
     path = out / "scorecard.html"
