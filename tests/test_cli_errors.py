@@ -47,6 +47,11 @@ CASES = [
     ("too many flows", edit("count = 4 ", "count = 4294967296 "), [], ["traffic[0].count", "too many"]),
     ("unknown class", edit('name = "cross"', 'name = "cross"\nclass = "realtme"'), [],
      ["traffic[1].class", '"realtme"', 'did you mean "realtime"']),
+    # The keys read after a missing one are not reported as unknown.
+    ("missing key beside optional ones", GOOD,
+     ["--set", 'topology.qdisc={kind = "red", limit = "100pkt", min_th = "10pkt", max_th = "30pkt", max_p = 0.1, '
+               'avg_of = "instantaneous", drop_spacing = "count", exempt_first = true}'],
+     ["topology.qdisc.w_q", "missing", "averaging weight"]),
 ]
 
 

@@ -124,14 +124,16 @@ def run(scenario: str, assignments: tuple[str, ...], seed: int | None, as_json: 
               help="Results file (default: the experiment file with .duckdb).")
 @click.option("--rerun", is_flag=True, help="Run again the runs already stored.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line.")
+@click.option("--set", "assignments", multiple=True, metavar="KEY.PATH=VALUE",
+              help="Override a key of the base scenario: --set duration=50s (repeatable; not a swept key).")
 def sweep(experiment: str, jobs: int | None, executor: str, scheduler: str | None, store: str | None, rerun: bool,
-          quiet: bool) -> None:
+          quiet: bool, assignments: tuple[str, ...]) -> None:
     """Run an experiment: every sweep point x replication not yet stored."""
     from aqmlab.experiment import Experiment
     from aqmlab.store import Store
     from aqmlab.sweep import execute, table
 
-    exp = Experiment.load(experiment)
+    exp = Experiment.load(experiment, list(assignments))
     path = Path(store) if store else exp.default_store()
     if not path.parent.exists():
         raise AqmlabError(f"--store: the folder {path.parent} does not exist")

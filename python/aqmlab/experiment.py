@@ -34,7 +34,7 @@ from typing import Any
 
 from aqmlab import _engine
 from aqmlab.exceptions import ConfigError
-from aqmlab.scenario import Scenario
+from aqmlab.scenario import Scenario, parse_assignments
 
 _KEYS = ("name", "scenario", "replications", "seed", "metrics", "sweep", "zip", "warmup")
 
@@ -116,27 +116,31 @@ class Experiment:
     # Construction -----------------------------------------------------------
 
     @classmethod
-    def load(cls, path: str | Path) -> "Experiment":
+    def load(cls, path: str | Path, assignments: list[str] | None = None) -> "Experiment":
+        """Reads an experiment file; `assignments` (``key.path=value``, as
+        ``aqmlab sweep --set`` gives them) override keys of its base
+        scenario."""
         path = Path(path)
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
             raise ConfigError([("", f"{path}: cannot read the experiment file: {e}")]) from None
-        return cls.from_toml(text, base_dir=path.parent, source=str(path))
+        return cls.from_toml(text, base_dir=path.parent, source=str(path), assignments=assignments)
 
     @classmethod
-    def from_toml(cls, text: str, base_dir: str | Path = ".", source: str | None = None) -> "Experiment":
+    def from_toml(cls, text: str, base_dir: str | Path = ".", source: str | None = None,
+                  assignments: list[str] | None = None) -> "Experiment":
         """An experiment from the text of an experiment file; `source` names
         it in errors (and gives its default name)."""
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise ConfigError([("", f"{source or 'experiment'}: TOML syntax error: {e}")]) from None
-        return cls.from_dict(data, base_dir=base_dir, source=source, text=text)
+        return cls.from_dict(data, base_dir=base_dir, source=source, text=text, assignments=assignments)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], base_dir: str | Path = ".", source: str | None = None,
-                  text: str | None = None) -> "Experiment":
+                  text: str | None = None, assignments: list[str] | None = None) -> "Experiment":
         problems: list[tuple[str, str]] = []
         for k in data:
             if k not in _KEYS:
@@ -158,12 +162,23 @@ class Experiment:
         zips = cls._zips(data.get("zip", []), axes, problems)
         if "warmup" in data and base is not None:
             base = base.with_(warmup=data["warmup"])
+        if assignments and base is not None:
+            # After the experiment's own warmup: the command line has the last word.
+            try:
+                base = base.with_set(assignments)
+            except ConfigError as e:
+                problems.extend(e.problems)
+            else:
+                problems.extend(cls._swept_assignments(base, assignments, axes))
         if problems:
             raise ConfigError(problems)
         assert base is not None
         name = str(data.get("name", Path(source).stem if source else base.name))
         if text is None:  # built in Python: keep what was given, for the store and reports
-            text = json.dumps(data, indent=2, default=str)
+            text = json.dumps({**data, "--set": assignments} if assignments else data, indent=2, default=str)
+        elif assignments:  # the store and reports show the file as it was run
+            text = text.rstrip("\n") + "\n\n# Run with these overrides of the base scenario (aqmlab sweep --set):\n" + \
+                "".join(f"#   {a}\n" for a in assignments)
         exp = cls(name, base, axes, zips, reps, seed, metrics, source, text)
         exp._check_points()
         return exp
@@ -180,6 +195,23 @@ class Experiment:
             return Scenario.from_dict(spec)
         problems.append(("scenario", f"must be a scenario file path or an inline table, got {spec!r}"))
         return None
+
+    @staticmethod
+    def _swept_assignments(base: Scenario, assignments: list[str], axes: list[Axis]) -> list[tuple[str, str]]:
+        """A --set of a swept key (or of a key inside a swept table) would be
+        replaced at every sweep point: an error rather than a silent no-op."""
+        problems = []
+        for path in parse_assignments(assignments):
+            keys = base.resolve(path)
+            for a in axes:
+                try:
+                    swept = base.resolve(a.path)
+                except ConfigError:
+                    continue  # reported by the point checks
+                if keys[:len(swept)] == swept:
+                    problems.append((path, f"is swept by this experiment (sweep.\"{a.path}\"), which would replace "
+                                           "the --set value at every point; drop one of them"))
+        return problems
 
     @staticmethod
     def _axes(sweep: Any, problems: list[tuple[str, str]]) -> list[Axis]:

@@ -53,6 +53,17 @@ def parse_value(text: str) -> Any:
         return text
 
 
+def parse_assignments(assignments: list[str]) -> dict[str, Any]:
+    """Command-line ``key.path=value`` assignments as {key path: value}."""
+    overrides: dict[str, Any] = {}
+    for a in assignments:
+        path, sep, text = a.partition("=")
+        if not sep or not path.strip():
+            raise ConfigError([("--set", f"\"{a}\" is not of the form key.path=value")])
+        overrides[path.strip()] = parse_value(text.strip())
+    return overrides
+
+
 class Scenario:
     """A scenario: the TOML tree plus where it came from.
 
@@ -112,13 +123,12 @@ class Scenario:
 
     def with_set(self, assignments: list[str]) -> "Scenario":
         """A copy with command-line ``key.path=value`` assignments applied."""
-        overrides: dict[str, Any] = {}
-        for a in assignments:
-            path, sep, text = a.partition("=")
-            if not sep or not path.strip():
-                raise ConfigError([("--set", f"\"{a}\" is not of the form key.path=value")])
-            overrides[path.strip()] = parse_value(text.strip())
-        return self.with_(**overrides)
+        return self.with_(**parse_assignments(assignments))
+
+    def resolve(self, path: str) -> list[str | int]:
+        """The keys `path` leads through in this scenario, as :meth:`with_`
+        reads it: ``"qdisc.limit"`` -> ``["topology", "qdisc", "limit"]``."""
+        return _resolve(self._data, path)
 
     # Access -----------------------------------------------------------------
 
@@ -170,11 +180,16 @@ def _non_finite(node: Any, path: str):
             yield from _non_finite(v, f"{path}[{i}]")
 
 
-def _set(data: dict[str, Any], path: str, value: Any) -> None:
+def _resolve(data: dict[str, Any], path: str) -> list[str | int]:
     keys = _split_path(path)
     topo = data.get("topology")
     if isinstance(keys[0], str) and keys[0] not in _TOP_LEVEL and isinstance(topo, dict) and keys[0] in topo:
         keys = ["topology", *keys]
+    return keys
+
+
+def _set(data: dict[str, Any], path: str, value: Any) -> None:
+    keys = _resolve(data, path)
     node: Any = data
     for i, key in enumerate(keys[:-1]):
         nxt = keys[i + 1]

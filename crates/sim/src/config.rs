@@ -70,8 +70,9 @@ pub fn show(v: &Value) -> String {
 }
 
 /// A TOML table being read. Every key asked for, present or not, is
-/// declared, so that [`Table::finish`] can reject the keys nobody asked for
-/// and list the allowed ones.
+/// declared, and so is every key of a kind's list ([`Table::declare`]), so
+/// that [`Table::finish`] can reject the other keys and list the allowed
+/// ones.
 pub struct Table<'v> {
     pub path: String,
     map: &'v Map<String, Value>,
@@ -96,6 +97,15 @@ impl<'v> Table<'v> {
                 None
             }
         }
+    }
+
+    /// Declares every key the table may have, before any is read. A reader
+    /// stops at the first required key it cannot read, and the keys it would
+    /// have asked for after it must still count as known: otherwise valid
+    /// keys are reported as unknown beside the one missing, and the "allowed
+    /// here" list is cut short.
+    pub fn declare(&mut self, keys: &[&'static str]) {
+        self.declared.extend_from_slice(keys);
     }
 
     pub fn key_path(&self, key: &str) -> String {

@@ -33,6 +33,106 @@ pub const QDISC_KINDS: &[&str] = &[
     "fq_codel",
 ];
 
+const RED_KEYS: &[&str] = &[
+    "limit",
+    "min_th",
+    "max_th",
+    "max_p",
+    "w_q",
+    "gentle",
+    "wait",
+    "byte_mode",
+    "mean_pktsize",
+    "ecn",
+    "ecn_above_max_th",
+    "drop_spacing",
+    "idle_decay",
+    "exempt_first",
+    "avg_of",
+    "target_delay",
+];
+const ARED_KEYS: &[&str] = &["interval", "alpha", "beta", "top", "bottom", "update", "gentle_slope"];
+const FENG_KEYS: &[&str] = &["a", "b", "bottom", "dynamic_thresholds"];
+
+/// Every key a `qdisc` table of `kind` may have besides `kind`, declared
+/// before the table is read (see [`Table::declare`]); each `parse_*`
+/// function below reads exactly these.
+pub fn qdisc_keys(kind: &str) -> Vec<&'static str> {
+    let (keys, extra): (&[&str], &[&str]) = match kind {
+        "droptail" => (&["limit", "drop"], &[]),
+        "bernoulli" => (&["limit", "p", "ecn"], &[]),
+        "red" => (RED_KEYS, &[]),
+        "ared" => (RED_KEYS, ARED_KEYS),
+        "feng-ared" => (RED_KEYS, FENG_KEYS),
+        "red-tail" => (
+            &[
+                "limit",
+                "red",
+                "min_th1",
+                "max_th1",
+                "c1_min",
+                "c1_max",
+                "queue1_classes",
+            ],
+            &[],
+        ),
+        "blue" => (&["limit", "d1", "d2", "freeze_time", "l_threshold", "ecn"], &[]),
+        "sfb" => (
+            &[
+                "limit",
+                "target",
+                "max",
+                "increment",
+                "decrement",
+                "penalty_rate",
+                "penalty_burst",
+                "rehash_interval",
+                "warmup",
+                "ecn",
+            ],
+            &[],
+        ),
+        "ted" => (&["limit", "mode", "check", "deadlines", "default_deadline"], &[]),
+        "codel" => (&["limit", "target", "interval", "ecn", "ce_threshold"], &[]),
+        "pie" => (
+            &[
+                "limit",
+                "qdelay_ref",
+                "t_update",
+                "alpha",
+                "beta",
+                "max_burst",
+                "delay_estimator",
+                "dq_threshold",
+                "dq_rate_weight",
+                "mean_pktsize",
+                "derandomize",
+                "cap_drop_adjustment",
+                "ecn",
+                "mark_ecn_threshold",
+                "byte_mode",
+                "idle_decay_factor",
+            ],
+            &[],
+        ),
+        "fq_codel" => (
+            &[
+                "limit",
+                "flows",
+                "quantum",
+                "target",
+                "interval",
+                "ecn",
+                "ce_threshold",
+                "drop_batch",
+            ],
+            &[],
+        ),
+        other => unreachable!("not a qdisc kind: {other}"),
+    };
+    keys.iter().chain(extra).copied().collect()
+}
+
 /// A queue discipline as a scenario configures it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum QdiscSpec {
@@ -83,6 +183,9 @@ impl QdiscSpec {
         let kind = t.req(cx, "kind", &format!("one of {}", config::quoted(QDISC_KINDS)), |v| {
             parse_choice(v, QDISC_KINDS)
         });
+        if let Some(kind) = kind {
+            t.declare(&qdisc_keys(kind));
+        }
         // Disciplines with a standard default limit (CoDel, PIE, FQ-CoDel)
         // take it when none is given; the others need one.
         let limit = match kind.and_then(default_limit) {

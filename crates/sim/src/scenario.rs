@@ -284,6 +284,50 @@ pub const TRAFFIC_KINDS: &[&str] = &[
     "onoff",
 ];
 
+/// The keys of a `[[traffic]]` group of any kind, besides `kind`.
+const GROUP_KEYS: &[&str] = &["name", "count", "src", "dst", "start", "stop", "ted_deadline", "class"];
+
+/// The keys every TCP application has (see [`read_tcp_app`]).
+const TCP_APP_KEYS: &[&str] = &["packet_size", "tcp"];
+
+/// The keys of a traffic source of `kind` (`tcp`: an `onoff` group with
+/// `transport = "tcp"`), declared before the source is read (see
+/// [`Table::declare`]); [`read_source`] reads exactly these.
+fn source_keys(kind: &str, tcp: bool) -> Vec<&'static str> {
+    let (keys, app): (&[&str], &[&str]) = match kind {
+        "ftp" => (&["size"], TCP_APP_KEYS),
+        "file" => (&["size", "gap"], TCP_APP_KEYS),
+        "web" => (
+            &[
+                "pages_per_session",
+                "inter_page",
+                "objects_per_page",
+                "inter_object",
+                "object_size",
+                "replace",
+                "response",
+            ],
+            TCP_APP_KEYS,
+        ),
+        "http11" => (&["response_size", "think"], TCP_APP_KEYS),
+        "cbr" => (&["rate", "size", "jitter"], &[]),
+        "poisson" => (&["rate", "size"], &[]),
+        "batch-poisson" => (&["batch", "size", "rate", "gap"], &[]),
+        "onoff" if tcp => (&["transport", "rate", "on", "off"], TCP_APP_KEYS),
+        "onoff" => (&["transport", "rate", "size", "on", "off"], &[]),
+        other => unreachable!("not a traffic kind: {other}"),
+    };
+    keys.iter().chain(app).copied().collect()
+}
+
+/// Every key a `[[traffic]]` group of `kind` (one of [`TRAFFIC_KINDS`]) may
+/// have besides `kind`; `tcp` is for `onoff` with `transport = "tcp"`.
+pub fn traffic_keys(kind: &str, tcp: bool) -> Vec<&'static str> {
+    let mut keys = GROUP_KEYS.to_vec();
+    keys.extend(source_keys(kind, tcp));
+    keys
+}
+
 impl SourceSpec {
     pub fn kind(&self) -> &'static str {
         match self {
@@ -1196,6 +1240,7 @@ fn read_group(
     classes: &mut Vec<String>,
 ) -> Option<GroupSpec> {
     let mut t = Table::new(cx, v, path)?;
+    t.declare(GROUP_KEYS);
     let name = t.req(cx, "name", "a unique name for the group", parse_str);
     let kind = t.req(cx, "kind", &format!("one of {}", config::quoted(TRAFFIC_KINDS)), |v| {
         parse_choice(v, TRAFFIC_KINDS)
@@ -1302,6 +1347,8 @@ fn read_group(
 }
 
 fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
+    let tcp_onoff = kind == "onoff" && t.opt(cx, "transport", |v| parse_choice(v, &["udp", "tcp"])) == Some("tcp");
+    t.declare(&source_keys(kind, tcp_onoff));
     let size_dist = |t: &mut Table, cx: &mut Cx| -> Option<Dist> {
         match t.raw("size") {
             Some(sv) => {
@@ -1569,7 +1616,7 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
                 repeat: Some((size, gap)),
             });
         }
-        "onoff" if t.opt(cx, "transport", |v| parse_choice(v, &["udp", "tcp"])) == Some("tcp") => {
+        "onoff" if tcp_onoff => {
             // Without a rate, unlimited data while ON; with one, ns-2's
             // rate-limited application (see `TcpOnOff`).
             let rate = t.opt(cx, "rate", parse_rate);

@@ -139,10 +139,36 @@ use crate::config::{self, parse_bool, parse_choice, parse_duration, Cx, Table};
 /// The largest TCP header aqmlab accepts.
 pub const MAX_HEADER_BYTES: u32 = 1500;
 
+/// Every key of a `tcp` table, declared before it is read (see
+/// [`Table::declare`]); [`TcpConfig::parse`] reads exactly these.
+pub const TCP_KEYS: &[&str] = &[
+    "variant",
+    "initial_window",
+    "rwnd",
+    "initial_ssthresh",
+    "dupack_threshold",
+    "limited_transmit",
+    "rto",
+    "tick",
+    "min_rto",
+    "max_rto",
+    "initial_rto",
+    "slow_start_restart",
+    "ecn",
+    "ecn_negotiate",
+    "ecn_at_cwnd1",
+    "max_burst",
+    "syn",
+    "delayed_ack",
+    "delack_interval",
+    "header",
+];
+
 impl TcpConfig {
     /// Reads a group's `tcp` table over the defaults.
     pub fn parse(cx: &mut Cx, v: &Value, path: &str) -> Option<TcpConfig> {
         let mut t = Table::new(cx, v, path)?;
+        t.declare(TCP_KEYS);
         let mut c = TcpConfig::default();
         let set_u32 = |cx: &mut Cx, t: &mut Table, key: &'static str, field: &mut u32, min: u64| {
             if let Some(n) = t.opt(cx, key, |v| {
