@@ -260,3 +260,9 @@ def test_window_floor_load_by_hand():
     assert floor_load(1000, 100) == pytest.approx(400 * per_source / (45e6 / 8320), rel=1e-12)
     assert floor_load(1000, 100) == pytest.approx(0.6512, abs=1e-4)
     assert floor_load(4000, 100) == pytest.approx(4 * floor_load(1000, 100))
+    # D2's infinite sources: all ON. 600 of them at one packet per round trip
+    # with a full 200 KB buffer (36.98 ms) stay below the link, 800 do not.
+    q = 200 * 1040 * 8 / 45e6
+    per_source = sum(1 / (rtt + q) for rtt in (0.062, 0.082, 0.102, 0.122, 0.142)) / 5
+    assert floor_load(600, 200, on_share=1.0) == pytest.approx(600 * per_source / (45e6 / 8320), rel=1e-12)
+    assert floor_load(600, 200, on_share=1.0) < 1 < floor_load(800, 200, on_share=1.0)

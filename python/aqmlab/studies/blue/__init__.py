@@ -242,15 +242,17 @@ JOIN_S = 3.0
 ON_SHARE = 2 / (2 + 3)   # mean ON 2 s, mean OFF 3 s: the share of sources ON at a time
 
 
-def floor_load(connections: int, buffer_kb: int, senders: list[float] = SENDER_DELAYS_MS) -> float:
-    """The packet rate that the sources ON at a time offer at the least a TCP
-    sends, one packet per round trip (round trips with the buffer full), over
-    the link's packet rate. Above 1, packets are lost or connections wait in
-    timer backoff whatever the queue marks (while the application's rate is
-    above one packet per round trip, as 128 kb/s is here)."""
+def floor_load(connections: int, buffer_kb: int, senders: list[float] = SENDER_DELAYS_MS,
+               on_share: float = ON_SHARE) -> float:
+    """The packet rate that the sources ON at a time (`on_share` of them)
+    offer at the least a TCP sends, one packet per round trip (round trips
+    with the buffer full), over the link's packet rate. Above 1, packets are
+    lost or connections wait in timer backoff whatever the queue marks (while
+    the application's rate is above one packet per round trip, as 128 kb/s
+    is here)."""
     per_source = sum(1 / (round_trip_ms(d) + buffer_delay_ms(buffer_kb)) for d in senders) / len(senders) * 1e3
     link = BOTTLENECK_BPS / ((PAYLOAD_BYTES + HEADER_BYTES) * 8)
-    return ON_SHARE * connections * per_source / link
+    return on_share * connections * per_source / link
 
 
 def floor_text(connections: list[int], buffers: list[int]) -> list[str]:
@@ -500,6 +502,14 @@ class Blue(Study):
         report.text(*[f"{part}, {label}, from the last group's start to the end (replication 0): mean queue "
                       f"{q:.1f} packets of {limit}, queue empty in {100 * empty:.1f}% and full in {100 * full:.1f}% of "
                       f"the samples, mean marking probability {p:.3f}." for label, q, empty, full, p in stats])
+        steps = [r["per_group"] * (k + 1) for k in range(r["groups"])]
+        report.text(f"{part}: at one packet per round trip each (the least TCP sends, round trips with the "
+                    f"{r['buffer_kb']} KB buffer full) the infinite sources offer "
+                    + ", ".join(f"{floor_load(n, r['buffer_kb'], on_share=1.0):.2f}" for n in steps)
+                    + f" times the link's packet rate with {', '.join(map(str, steps))} connections. Above 1 no "
+                    "marking can prevent loss; below it, marking can in principle, though a window that ECN halves "
+                    "from 2 goes back to 1 and grows again, so the sources send between one and two packets per "
+                    "round trip.")
 
     def _compare_modes(self, report: StudyReport) -> None:
         sc = SCALES[report.scale]
