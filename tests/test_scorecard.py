@@ -28,6 +28,12 @@ def test_scorecard_gathers_and_counts_the_studies_claims(tmp_path):
     text = page.read_text()
     assert "4 claims: 1 reproduced, 2 not reproduced, 1 not run at this scale." in " ".join(text.split())
     assert "none yet" in text and 'href="ted-quick/report.html"' in text and "3.0 min" in text
+    md = (tmp_path / "scorecard.md").read_text()
+    # The counts per study and in all, in the order of VERDICTS.
+    assert "| `blue` | 2 | 0 | 0 | 1 | 0 | 1 | 1.0 |" in md
+    assert "| `ted` | 2 | 1 | 0 | 1 | 0 | 0 | 1.0 |" in md
+    assert "| all | 4 | 1 | 0 | 2 | 0 | 1 | 3.0 |" in md
+    assert md.count("\n| `ted` | ") == 3  # its count row and its two claims
 
 
 def test_reproduce_all_runs_each_study_into_its_folder(tmp_path):

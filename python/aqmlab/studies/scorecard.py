@@ -1,6 +1,6 @@
 """``aqmlab reproduce --all``: every study at one scale, and a scorecard of
-every claim of every paper with its verdict (``scorecard.csv`` and
-``scorecard.html`` beside the studies' folders).
+every claim of every paper with its verdict (``scorecard.csv``,
+``scorecard.html`` and ``scorecard.md`` beside the studies' folders).
 
 The verdicts are the studies' own (each study's ``claims.csv``); the
 scorecard only gathers and counts them, and says which studies have no
@@ -61,4 +61,36 @@ def write_scorecard(scale: str, out: Path, done: list[dict[str, Any]]) -> Path:
         n=len(table), minutes=sum(s["minutes"] for s in studies))
     path = out / "scorecard.html"
     write_atomic(path, lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
+    md = markdown(scale, studies, totals, len(table))
+    write_atomic(out / "scorecard.md", lambda tmp: Path(tmp).write_text(md, encoding="utf-8"))
     return path
+
+
+def _cell(text: Any) -> str:
+    """A Markdown table cell: one line, pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def markdown(scale: str, studies: list[dict[str, Any]], totals: dict[str, int], n: int) -> str:
+    """The scorecard as Markdown (``scorecard.md``, for a README): the
+    verdicts counted per study with each study's wall time, then every claim
+    in a folded list."""
+    short = {"reproduced": "reproduced", "same direction, different size": "same direction",
+             "not reproduced": "not reproduced", "inconclusive": "inconclusive",
+             "not run at this scale": "not run"}
+    minutes = sum(s["minutes"] for s in studies)
+    lines = [f"aqmlab {_engine.ENGINE_VERSION}, scale `{scale}`, {n} claims in {minutes:.0f} min of wall time:",
+             "", "| study | claims | " + " | ".join(short[v] for v in VERDICTS) + " | minutes |",
+             "|---|" + "---:|" * (len(VERDICTS) + 2)]
+    for s in studies:
+        lines.append(f"| `{s['name']}` | {s['n']} | " + " | ".join(str(s["counts"][v]) for v in VERDICTS)
+                     + f" | {s['minutes']:.1f} |")
+    lines.append(f"| all | {n} | " + " | ".join(str(totals[v]) for v in VERDICTS) + f" | {minutes:.1f} |")
+    lines += ["", "<details><summary>Every claim and its verdict</summary>", "",
+              "| study | claim | paper | aqmlab | verdict |", "|---|---|---|---|---|"]
+    for s in studies:
+        for c in s["claims"]:
+            lines.append(f"| `{s['name']}` | {_cell(c['claim'])} | {_cell(c['paper'])} | {_cell(c['aqmlab'])} | "
+                         f"{_cell(c['verdict'])} |")
+    lines += ["", "</details>", ""]
+    return "\n".join(lines)
