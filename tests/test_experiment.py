@@ -359,7 +359,11 @@ def test_ctrl_c_finishes_and_stores_the_run_under_way(tmp_path):
     rates = [f"{r}Mbps" for r in range(5, 105)]
     path = _experiment(tmp_path, replications=2, rates=rates, duration="600s")
     cmd = [sys.executable, "-m", "aqmlab", "sweep", str(path), "--jobs", "1"]
-    with subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as proc:
+    # The child starts with Ctrl-C's default action, as from a terminal: a
+    # child inherits an ignored SIGINT, and Python then never raises
+    # KeyboardInterrupt (in the whole suite something leaves it ignored).
+    with subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) as proc:
         assert proc.stderr is not None
         reported = int(proc.stderr.readline().split()[1])
         proc.send_signal(signal.SIGINT)
