@@ -156,6 +156,14 @@ def _window_loss(series: pd.DataFrame, windows: list[tuple[float, float]]) -> fl
     return d / a if a > 0 else math.nan
 
 
+
+def _mark_c1_schedule(axes: Any, c1: dict[str, Any]) -> None:
+    """Vertical lines where C1's extra flows join and leave, and a legend."""
+    for ax in axes:
+        ax.axvline(c1["join_s"], color="k", linewidth=0.5)
+        ax.axvline(c1["leave_s"], color="k", linewidth=0.5)
+        ax.legend(fontsize=7, loc="upper right")
+
 @register
 class ParallelQueue(Study):
     name = "parallel-queue"
@@ -259,10 +267,7 @@ class ParallelQueue(Study):
             axes[1].set_ylabel("drop probability p_a")
             axes[2].set_ylabel("averaged drop probability")
             axes[2].set_xlabel("time, s")
-            for ax in axes:
-                ax.axvline(c1["join_s"], color="k", linewidth=0.5)
-                ax.axvline(c1["leave_s"], color="k", linewidth=0.5)
-                ax.legend(fontsize=7, loc="upper right")
+            _mark_c1_schedule(axes, c1)
             report.figure("c1_timeseries", fig,
                           "C1, replication 0: average queue and min_th (top), the drop probability p_a of the "
                           "arrival at each sample (middle), and the averaged drop probability (bottom; dotted: "
@@ -696,10 +701,7 @@ class ParallelQueue(Study):
         ax_rate.set_ylabel("one flow's rate, kb/s")
         ax_q.set_ylabel("queue, bits")
         ax_q.set_xlabel("time, s")
-        for ax in (ax_rate, ax_q):
-            ax.axvline(c1["join_s"], color="k", linewidth=0.5)
-            ax.axvline(c1["leave_s"], color="k", linewidth=0.5)
-            ax.legend(fontsize=7, loc="upper right")
+        _mark_c1_schedule((ax_rate, ax_q), c1)
         report.figure("c4_noise", fig,
                       "C4 (the paper's Figs. 7 and 10): top, the rate cwnd/srtt of one FTP flow in C1 (dynamic "
                       "thresholds, replication 0) against the model's mean rate C/N and the paper's sigma (dashed); "
