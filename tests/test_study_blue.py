@@ -42,7 +42,7 @@ def runs(out):
 
 def test_report_and_every_file_exist(out):
     assert (out / "report.html").stat().st_size > 0
-    for name in ("d1", "d3_onoff", "d2", "d3_ramp", "d4_testbed", "d5_sensitivity", "claims"):
+    for name in ("d1", "d3_onoff", "d2", "d3_ramp", "d4_testbed", "d5_sensitivity", "d5_rate", "claims"):
         assert (out / f"{name}.csv").exists()
     for fig in ("d1_loss_rate", "d1_utilization", "d3_onoff_loss_rate", "d3_onoff_utilization", "d2_series",
                 "d3_ramp_series"):
@@ -172,7 +172,8 @@ def test_sensitivity_changes_one_thing_each(out):
     def scenario(name):
         return tomllib.loads((out / "experiments" / f"{name}.toml").read_text())["scenario"]
     base = scenario("d5-default")
-    assert base["traffic"][0]["rate"] == "128kbps"
+    # 45 Mb/s over 400 sources ON, at 1000 B of payload per 1040 B packet.
+    assert base["traffic"][0]["rate"] == "108.17kbps"
     assert [s["delay"] for s in base["topology"]["senders"]] == ["20ms", "30ms", "40ms", "50ms", "60ms"]
     assert "rate" not in scenario("d5-unlimited")["traffic"][0]
     assert scenario("d5-rate-64kbps")["traffic"][0]["rate"] == "64kbps"
@@ -188,6 +189,81 @@ def test_sensitivity_changes_one_thing_each(out):
         assert scenario(name)["topology"] != base["topology"]
     df = pd.read_csv(out / "d5_sensitivity.csv")
     assert df["experiment"].nunique() == 11 and df["loss_rate"].between(0, 1).all()
+
+
+def test_rate_sweep_changes_only_the_rate(out):
+    """d5-rate is d5-default with the application's rate swept over 0.85 to
+    1.1 times 108.17 kb/s and 128 kb/s, at the smallest number of connections."""
+    def experiment(name):
+        return tomllib.loads((out / "experiments" / f"{name}.toml").read_text())
+    base, sweep = experiment("d5-default"), experiment("d5-rate")
+    assert sweep["scenario"] == base["scenario"] | {"name": "d5-rate"}
+    assert sweep["sweep"]["traffic[0].rate"] == ["91.95kbps", "97.36kbps", "102.76kbps", "108.17kbps",
+                                                 "113.58kbps", "118.99kbps", "128kbps"]
+    assert sweep["sweep"]["traffic[0].count"]["values"] == SMOKE["connections"][:1]
+    df = pd.read_csv(out / "d5_rate.csv")
+    assert len(df) == 7 * len(SCHEMES) and (df["n"] == SMOKE["replications"]).all()
+    # 100 connections (smoke scale) at 108.17 kb/s offer a tenth of the link.
+    assert df.loc[df["rate"] == "108.17kbps", "offered_load"].iloc[0] == pytest.approx(0.1, rel=1e-4)
+    assert df.loc[df["scheme"].str.startswith("B"), "p_m_median"].between(0, 1).all()
+    assert df.loc[df["scheme"].str.startswith("R"), "p_m_median"].isna().all()
+
+
+def test_fill_rate_by_hand():
+    """45e6 b/s / 400 sources ON = 112.5 kb/s on the wire each, 1000/1040 of
+    it payload: 108173.08 b/s; 128 kb/s is then 1.1833 times the link."""
+    from aqmlab.studies.blue import fill_rate_bps, offered_load, rate_text
+
+    assert fill_rate_bps() == pytest.approx(112_500 * 1000 / 1040, rel=1e-12)
+    assert rate_text(fill_rate_bps()) == "108.17kbps" and rate_text(128e3) == "128kbps"
+    assert offered_load("128kbps") == pytest.approx(128 * 1040 / 1000 * 400 / 45e3, rel=1e-12)
+    assert offered_load("128kbps", 4000) == pytest.approx(4 * offered_load("128kbps"), rel=1e-12)
+
+
+def test_rate_sweep_text_follows_the_numbers():
+    """The saturation sentence names the lowest load from which on every
+    BLUE configuration's median p_m is at least 0.9 at every load swept, and
+    is absent when the highest load is not saturated."""
+    from aqmlab.studies.blue import rate_sweep_text
+
+    rows = []
+    for load, p_m in ((0.95, 0.2), (1.05, 0.9), (1.1, 1.0)):
+        for scheme in ("R1", "B1", "B2"):
+            rows.append({"offered_load": load, "rate": f"{load}x", "scheme": scheme,
+                         "loss_rate": {"R1": 0.1, "B1": 0.002, "B2": 0.03}[scheme] * load,
+                         "utilization": 1.0, "cwnd_end_mean": 1.0,
+                         "p_m_median": float("nan") if scheme == "R1" else p_m})
+    df = pd.DataFrame(rows)
+    # BLUE's losses at 1.05 and 1.1: 0.21%, 3.15%, 0.22%, 3.3%.
+    assert rate_sweep_text(df)[-2].startswith("From offered load 1.05 on, every BLUE")
+    assert rate_sweep_text(df)[-2].endswith("BLUE loses 0.21-3.3% at these loads, most in B2 (3.3% at 1.10).")
+    df.loc[(df["offered_load"] == 1.05) & (df["scheme"] == "B2"), "p_m_median"] = 0.8999
+    assert rate_sweep_text(df)[-2].startswith("From offered load 1.10 on, every BLUE")
+    df.loc[df["offered_load"] == 1.05, "p_m_median"] = 1.0
+    df.loc[df["offered_load"] == 1.1, "p_m_median"] = 0.5
+    assert rate_sweep_text(df)[-2] == "At no rate swept is every BLUE configuration's median p_m at least 0.9."
+    assert rate_sweep_text(df)[0].startswith("Offered load 0.95 (0.95x): BLUE loses 0.19-2.85%, RED 9.5%;")
+
+
+def test_rate_sweep_says_which_claims_hold_at_each_rate():
+    """Per rate, the three Fig. 5 claims at the smallest buffer by the claims
+    table's rules: every BLUE below 0.1%, RED's mean at least 10%, every
+    utilisation at least 0.95."""
+    from aqmlab.studies.blue import rate_sweep_text
+
+    def table(blue_loss, red_loss, util):
+        return pd.DataFrame([{"offered_load": 1.0, "rate": "108.17kbps", "scheme": scheme, "cwnd_end_mean": 1.0,
+                              "loss_rate": red_loss if scheme[0] == "R" else blue_loss, "utilization": util,
+                              "p_m_median": 0.5} for scheme in ("R1", "R2", "B1")])
+
+    text = rate_sweep_text(table(0.0009, 0.10, 0.95))
+    assert text[0].endswith("BLUE loses nothing; RED's loss is in double digits; utilisation is full hold.")
+    assert text[-1] == "All three claims hold together at offered load 1.00."
+    text = rate_sweep_text(table(0.001, 0.10, 0.95))
+    assert text[0].endswith("RED's loss is in double digits; utilisation is full hold.")
+    assert text[-1] == "At no rate swept do the three claims hold together."
+    assert rate_sweep_text(table(0.001, 0.0999, 0.95))[0].endswith("utilisation is full holds.")
+    assert rate_sweep_text(table(0.001, 0.0999, 0.9499))[0].endswith("none hold.")
 
 
 def test_report_needs_no_sideways_scrolling_at_1280_px(out, tmp_path):
@@ -266,3 +342,21 @@ def test_window_floor_load_by_hand():
     per_source = sum(1 / (rtt + q) for rtt in (0.062, 0.082, 0.102, 0.122, 0.142)) / 5
     assert floor_load(600, 200, on_share=1.0) == pytest.approx(600 * per_source / (45e6 / 8320), rel=1e-12)
     assert floor_load(600, 200, on_share=1.0) < 1 < floor_load(800, 200, on_share=1.0)
+
+
+def test_testbed_text_by_hand():
+    """Two numbers of connections: BLUE 1% below RED with overlapping
+    intervals at 10, 2% below with disjoint ones at 20; utilisation lower by
+    0.5 and 1.5 points."""
+    from aqmlab.studies.blue import testbed_text
+
+    def row(scheme, n, g, low, high, util):
+        return {"scheme": scheme, "connections": n, "goodput_bps": g, "goodput_bps_ci95_low": low,
+                "goodput_bps_ci95_high": high, "utilization": util}
+    df = pd.DataFrame([row("RED", 10, 100.0, 99.0, 101.0, 0.99), row("BLUE", 10, 99.0, 98.0, 100.0, 0.985),
+                       row("RED", 20, 100.0, 99.5, 100.5, 0.98), row("BLUE", 20, 98.0, 97.0, 99.0, 0.965)])
+    assert testbed_text(df) == (
+        "D4: BLUE's mean goodput differs from RED's by -2.00% to -1.00%, and the two 95% intervals overlap at 1 of "
+        "2 numbers of connections. BLUE's utilisation of the bottleneck differs from RED's by -1.50 to -0.50 points, "
+        "with the same sign as the goodput's difference at 2 of 2: BLUE's goodput is lower where the link "
+        "idles more under it.")

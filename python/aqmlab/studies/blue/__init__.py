@@ -87,10 +87,38 @@ TCP_MODES = {"ignore": "", "timeout": "-ecn-timeout"}   # ecn_at_cwnd1 -> experi
 # round trips of 62 to 142 ms, mean 102 ms, whose bandwidth-delay product
 # (550 packets) lies in the middle of the paper's 100-1000 KB buffers.
 SENDER_DELAYS_MS = [20, 30, 40, 50, 60]
+ON_SHARE = 2 / (2 + 3)   # mean ON 2 s, mean OFF 3 s: the share of sources ON at a time
+
+
+def fill_rate_bps(connections: int = 1000) -> float:
+    """The application rate while ON at which `connections` sources, ON_SHARE
+    of them ON at a time, offer exactly the link's rate on the wire: each
+    1000 B the application makes travels as a 1040 B packet."""
+    return BOTTLENECK_BPS / (ON_SHARE * connections) * PAYLOAD_BYTES / (PAYLOAD_BYTES + HEADER_BYTES)
+
+
+def rate_text(bps: float) -> str:
+    return f"{bps / 1e3:.2f}".rstrip("0").rstrip(".") + "kbps"
+
+
 # The Pareto ON/OFF application (chosen, see onoff.toml.j2): its rate while
 # ON (None: unlimited data while ON), shape, and the receiver window in
 # packets (None: the engine's 10000), and whether packet 0 is ECN-capable.
-SOURCE: dict[str, Any] = {"rate": "128kbps", "shape": 1.5, "rwnd": None, "packet0_ect": False}
+# The rate is the one at which the 1000 sources offer the link's rate
+# (108.17 kb/s), for the reasons the experiment file gives.
+SOURCE: dict[str, Any] = {"rate": rate_text(fill_rate_bps()), "shape": 1.5, "rwnd": None, "packet0_ect": False}
+# The rate sweep d5-rate (D1 at the smallest buffer with 1000 connections):
+# rates at which the sources offer 0.85 to 1.1 times the link, and the 128
+# kb/s this study used before (1.18 times).
+RATE_SWEEP_NAME = "d5-rate"
+RATE_SWEEP = [rate_text(load * fill_rate_bps()) for load in (0.85, 0.9, 0.95, 1.0, 1.05, 1.1)] + ["128kbps"]
+
+
+def offered_load(rate: str, connections: int = 1000) -> float:
+    """The mean rate the sources offer on the wire over the link's rate, for
+    an application rate like "108.17kbps" (kb/s only)."""
+    bps = float(rate.removesuffix("kbps")) * 1e3
+    return bps / fill_rate_bps(connections)
 
 # The sensitivity experiments (d5-*): D1 at the smallest buffer, one change
 # from the default each: (name, what changes, source, sender delays).
@@ -178,6 +206,12 @@ def _fmt_ci(mean: float, low: float, high: float, scale: float = 1.0, digits: in
     return f"{mean * scale:.{digits}g} [{low * scale:.{digits}g}, {high * scale:.{digits}g}]"
 
 
+# The rules of the Fig. 5 claims: "no loss" is a mean loss rate below 0.1%,
+# "double digits" a mean over R1-R4 of at least 10%, "full" a utilisation of
+# at least 0.95.
+NO_LOSS, DOUBLE_DIGITS, FULL_UTILISATION = 1e-3, 0.10, 0.95
+
+
 def d1_claims(d1: pd.DataFrame, p_m_at_one: Callable[[int], float | None]) -> list[tuple[str, str, str, bool | None, str]]:
     """The paper's Fig. 5 claims decided from the D1 table `d1` (one row per
     scheme, connections and buffer, with mean loss_rate and utilization):
@@ -197,11 +231,11 @@ def d1_claims(d1: pd.DataFrame, p_m_at_one: Callable[[int], float | None]) -> li
             rows.append((
                 f"{n} connections: BLUE loses nothing at any buffer (Fig. 5)", "0",
                 "highest loss over the buffers: " + ", ".join(f"{k} {100 * v:.3g}%" for k, v in per_config.items()),
-                bool(worst < 1e-3), "every BLUE configuration's mean below 0.1% at every buffer"))
+                bool(worst < NO_LOSS), "every BLUE configuration's mean below 0.1% at every buffer"))
             at_small = red[red["buffer_kb"] == small]["loss_rate"]
             rows.append((
                 f"{n} connections: RED's loss is in double digits at {small} KB", ">= 10%",
-                f"R1-R4 {', '.join(f'{100 * x:.3g}%' for x in at_small)}", bool(at_small.mean() >= 0.10),
+                f"R1-R4 {', '.join(f'{100 * x:.3g}%' for x in at_small)}", bool(at_small.mean() >= DOUBLE_DIGITS),
                 "the mean over R1-R4 at least 10%"))
             target = blue[blue["buffer_kb"] == small]["loss_rate"].max()
             match = [b for b in buffers if red[red["buffer_kb"] == b]["loss_rate"].min() <= target]
@@ -231,15 +265,91 @@ def d1_claims(d1: pd.DataFrame, p_m_at_one: Callable[[int], float | None]) -> li
                 "p_m sampled every second in the window, every BLUE run: at least 0.99 in 90% of samples"))
     util = d1["utilization"].min()
     rows.append(("Link utilisation is full for RED and BLUE in every case (Fig. 5)", "full", f"lowest {util:.3f}",
-                 bool(util >= 0.95), "every mean utilisation at least 0.95"))
+                 bool(util >= FULL_UTILISATION), "every mean utilisation at least 0.95"))
     return rows
+
+
+# BLUE's marking probability counts as saturated from this median on:
+# nearly every arrival is marked and the windows sit at their minimum.
+SATURATED_P_M = 0.9
+
+
+def _pct_range(x: pd.Series) -> str:
+    low, high = 100 * x.min(), 100 * x.max()
+    return f"{low:.3g}%" if f"{low:.3g}" == f"{high:.3g}" else f"{low:.3g}-{high:.3g}%"
+
+
+def rate_sweep_text(df: pd.DataFrame) -> list[str]:
+    """What the rate sweep shows, from its table (one row per rate and
+    scheme with offered_load, loss_rate, utilization, p_m_median,
+    cwnd_end_mean): one sentence per rate with the Fig. 5 claims that hold
+    there, the lowest load from which on BLUE's p_m is saturated at every
+    load swept, and the loads at which all three claims hold."""
+    out = []
+    saturated: dict[float, bool] = {}
+    holding: dict[float, list[str]] = {}
+    for load, g in df.groupby("offered_load"):
+        red, blue = g[g["scheme"].str.startswith("R")], g[g["scheme"].str.startswith("B")]
+        if blue.empty or red.empty:
+            continue
+        holds = [name for name, ok in (
+            ("BLUE loses nothing", (blue["loss_rate"] < NO_LOSS).all()),
+            ("RED's loss is in double digits", red["loss_rate"].mean() >= DOUBLE_DIGITS),
+            ("utilisation is full", (g["utilization"] >= FULL_UTILISATION).all())) if ok]
+        holding[load] = holds
+        out.append(f"Offered load {load:.2f} ({g['rate'].iloc[0]}): BLUE loses {_pct_range(blue['loss_rate'])}, RED "
+                   f"{_pct_range(red['loss_rate'])}; utilisation {g['utilization'].min():.3f}-"
+                   f"{g['utilization'].max():.3f}; BLUE's median p_m {blue['p_m_median'].min():.2f}-"
+                   f"{blue['p_m_median'].max():.2f}; mean window at the end {blue['cwnd_end_mean'].mean():.2g} "
+                   f"packets under BLUE. Of the paper's three claims at this buffer (by the rules of the claims "
+                   f"table), {'; '.join(holds) if holds else 'none'} {'holds' if len(holds) == 1 else 'hold'}.")
+        saturated[load] = bool((blue["p_m_median"] >= SATURATED_P_M).all())
+    tail = []
+    for load in sorted(saturated, reverse=True):
+        if not saturated[load]:
+            break
+        tail.append(load)
+    if tail:
+        there = df[df["offered_load"].isin(tail) & df["scheme"].str.startswith("B")]
+        worst = there.loc[there["loss_rate"].idxmax()]
+        out.append(
+            f"From offered load {min(tail):.2f} on, every BLUE configuration's median p_m is at least "
+            f"{SATURATED_P_M:g}: nearly every arrival is marked and the windows sit at 1. The applications then make "
+            "more than TCP carries at one packet per round trip, their data piles up in the senders, and far more "
+            "sources than the 40% that are ON have data to send, so packets are lost whatever is marked. BLUE "
+            f"loses {_pct_range(there['loss_rate'])} at these loads, most in {worst['scheme']} "
+            f"({100 * worst['loss_rate']:.3g}% at {worst['offered_load']:.2f}).")
+    else:
+        out.append(f"At no rate swept is every BLUE configuration's median p_m at least {SATURATED_P_M:g}.")
+    every = [load for load, holds in holding.items() if len(holds) == 3]
+    out.append(f"All three claims hold together at offered load {', '.join(f'{x:.2f}' for x in every)}." if every else
+               "At no rate swept do the three claims hold together.")
+    return out
+
+
+def testbed_text(df: pd.DataFrame) -> str:
+    """How BLUE's goodput compares with RED's in D4, from its table: at how
+    many numbers of connections the two intervals overlap, and what
+    utilisation BLUE gives up where it is lower."""
+    red = df[df["scheme"] == "RED"].set_index("connections").sort_index()
+    blue = df[df["scheme"] == "BLUE"].set_index("connections").sort_index()
+    overlap = [n for n in red.index if blue.at[n, "goodput_bps_ci95_low"] <= red.at[n, "goodput_bps_ci95_high"]
+               and red.at[n, "goodput_bps_ci95_low"] <= blue.at[n, "goodput_bps_ci95_high"]]
+    diff = (blue["goodput_bps"] - red["goodput_bps"]) / red["goodput_bps"]
+    util = blue["utilization"] - red["utilization"]
+    same = int(((diff > 0) == (util > 0)).sum())
+    return (f"D4: BLUE's mean goodput differs from RED's by {100 * diff.min():+.2f}% to {100 * diff.max():+.2f}%, and "
+            f"the two 95% intervals overlap at {len(overlap)} of {len(red)} numbers of connections. BLUE's "
+            f"utilisation of the bottleneck differs from RED's by {100 * util.min():+.2f} to {100 * util.max():+.2f} "
+            f"points, with the same sign as the goodput's difference at {same} of {len(red)}"
+            + (": BLUE's goodput is lower where the link idles more under it." if same == len(red)
+               else "."))
 
 
 # The first seconds of each D2 step, while its connections start (in its
 # first second) and leave slow start; the claims give the drops after them
 # apart.
 JOIN_S = 3.0
-ON_SHARE = 2 / (2 + 3)   # mean ON 2 s, mean OFF 3 s: the share of sources ON at a time
 
 
 def floor_load(connections: int, buffer_kb: int, senders: list[float] = SENDER_DELAYS_MS,
@@ -248,7 +358,7 @@ def floor_load(connections: int, buffer_kb: int, senders: list[float] = SENDER_D
     offer at the least a TCP sends, one packet per round trip (round trips
     with the buffer full), over the link's packet rate. Above 1, packets are
     lost or connections wait in timer backoff whatever the queue marks (while
-    the application's rate is above one packet per round trip, as 128 kb/s
+    the application's rate is above one packet per round trip, as 108 kb/s
     is here)."""
     per_source = sum(1 / (round_trip_ms(d) + buffer_delay_ms(buffer_kb)) for d in senders) / len(senders) * 1e3
     link = BOTTLENECK_BPS / ((PAYLOAD_BYTES + HEADER_BYTES) * 8)
@@ -267,8 +377,21 @@ def floor_text(connections: list[int], buffers: list[int]) -> list[str]:
             + ("Above 1, no marking scheme can avoid loss: TCP sheds the excess only through lost packets and "
                "connections waiting in timer backoff, and the loss rate then reflects those dynamics more than "
                "the marking." if max(loads) > 1 else "Below 1, marking can in principle keep them under the link's "
-               "rate without loss."))
+               "rate without loss.")
+            + _application_load_text(n))
     return out
+
+
+def _application_load_text(connections: int) -> str:
+    """What the applications of `connections` sources offer, if rate-limited."""
+    if not SOURCE["rate"]:
+        return ""
+    load = offered_load(SOURCE["rate"], connections)
+    text = f" Their applications offer {load:.2f} times the link's rate"
+    if load <= 1.01:
+        return text + "."
+    return text + (": more than it carries, so their data piles up in the senders and more sources than those ON "
+                   "have data to send, which raises this floor further.")
 
 
 @register
@@ -293,7 +416,8 @@ class Blue(Study):
                     else "D1", connections=sc["connections"], buffer_kb=b, buffer_pkts=buffer_pkts(b),
                     replications=sc["replications"], warmup_s=sc["warmup_s"], duration_s=sc["duration_s"],
                     ecn_at_cwnd1=mode, configs=[{"label": c, "qdisc": qdisc(c, b)} for c in sc["configs"]],
-                    source=SOURCE, senders=SENDER_DELAYS_MS, default_senders=SENDER_DELAYS_MS, variant="")
+                    source=SOURCE, senders=SENDER_DELAYS_MS, default_senders=SENDER_DELAYS_MS, variant="",
+                    rates=[])
         r = sc["ramp"]
         for mode in TCP_MODES:
             name = d2_name(mode)
@@ -311,7 +435,15 @@ class Blue(Study):
                 buffer_pkts=buffer_pkts(b), replications=sc["replications"], warmup_s=sc["warmup_s"],
                 duration_s=sc["duration_s"], ecn_at_cwnd1="ignore",
                 configs=[{"label": c, "qdisc": qdisc(c, b)} for c in sc["configs"]], source=source,
-                senders=senders, default_senders=SENDER_DELAYS_MS, variant=what)
+                senders=senders, default_senders=SENDER_DELAYS_MS, variant=what, rates=[])
+        out[RATE_SWEEP_NAME] = self.render(
+            "onoff.toml.j2", name=RATE_SWEEP_NAME, scale=scale, part="D1", connections=sc["connections"][:1],
+            buffer_kb=b, buffer_pkts=buffer_pkts(b), replications=sc["replications"], warmup_s=sc["warmup_s"],
+            duration_s=sc["duration_s"], ecn_at_cwnd1="ignore",
+            configs=[{"label": c, "qdisc": qdisc(c, b)} for c in sc["configs"]], source=SOURCE,
+            senders=SENDER_DELAYS_MS, default_senders=SENDER_DELAYS_MS, rates=RATE_SWEEP,
+            variant=f"the application's rate while ON, swept over {', '.join(RATE_SWEEP)} with "
+                    f"{sc['connections'][0]} connections")
         tb = sc["testbed"]
         out["d4-testbed"] = self.render("testbed.toml.j2", name="d4-testbed", scale=scale, senders=5,
                                         connections=tb["connections"], warmup_s=tb["warmup_s"],
@@ -346,6 +478,7 @@ class Blue(Study):
         self._compare_modes(report)
         self._testbed(report, sc)
         self._sensitivity(report, sc)
+        self._rate_sweep(report, sc)
         self._claims(report, sc)
 
     def _onoff_table(self, report: StudyReport, sc: dict[str, Any], mode: str) -> pd.DataFrame:
@@ -574,6 +707,7 @@ class Blue(Study):
         fig.tight_layout()
         report.figure("d4_testbed", fig, f"D4: goodput and loss rate against the number of connections, RED and BLUE, "
                                          f"95% CI error bars over {int(df['n'].max())} replications.")
+        report.text(testbed_text(df))
 
     # Sensitivity -----------------------------------------------------------
 
@@ -637,6 +771,74 @@ class Blue(Study):
                          f"{g['utilization'].max():.3f}")
         report.text("Loss rates by change: " + "; ".join(lines) + ".")
         report.text(*self._packet0_text(df, b))
+
+    def _rate_table(self, report: StudyReport, sc: dict[str, Any]) -> pd.DataFrame:
+        """d5-rate: one row per application rate and configuration."""
+        runs = report.runs(RATE_SWEEP_NAME, flows=True)
+        rows = []
+        for (rate, label), g in runs.groupby(["traffic[0].rate", "topology.qdisc"], sort=False):
+            row: dict[str, Any] = {"rate": rate, "offered_load": offered_load(rate, int(g["traffic[0].count"].iloc[0])),
+                                   "scheme": label}
+            for metric, fn in (("loss_rate", _loss), ("utilization", _util),
+                               ("qlen_mean_pkts", lambda x: x["queues"]["bottleneck"]["qlen_mean_pkts"]),
+                               ("cwnd_end_mean", lambda x: sum(f["cwnd"] for f in x["flows"]) / len(x["flows"]))):
+                row |= ci_columns([fn(x) for x in g["summary"]], metric)
+            medians = []
+            for _, r in g.iterrows():
+                series = report.series(RATE_SWEEP_NAME, int(r["point"]), int(r["replication"]))
+                if series is not None and "bottleneck.p_m" in series:
+                    medians.append(float(series.loc[series["time_s"] >= sc["warmup_s"], "bottleneck.p_m"].median()))
+            row["p_m_median"] = sum(medians) / len(medians) if medians else float("nan")
+            row["n"] = len(g)
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def _rate_sweep(self, report: StudyReport, sc: dict[str, Any]) -> None:
+        df = self._rate_table(report, sc)
+        if df.empty:
+            return
+        b, n = sc["buffers_kb"][0], sc["connections"][0]
+        report.section(f"D5: the application's rate, {n} connections at {b} KB")
+        report.text(
+            "The paper gives no rate for its Pareto applications. The default, "
+            f"{SOURCE['rate'].removesuffix('kbps')} kb/s, is the rate at which the sources offer the link's rate "
+            "(offered load 1: 40% of them ON, 1040 B on the wire for each 1000 B they make). d5-rate runs D1 at "
+            "the smallest buffer with rates from 0.85 to 1.18 times that; 1.18 is the 128 kb/s this study used "
+            "before. offered_load is the applications' mean rate on the wire over the link's; p_m_median is "
+            "BLUE's marking probability, the median of its per-second samples in the window (mean over "
+            "replications); cwnd_end_mean is the mean congestion window of the connections at the end.")
+        report.table("d5_rate", df, f"d5-rate: loss rate, utilisation, mean queue, mean window at the end and "
+                                    f"BLUE's median p_m against the application's rate, {n} connections, {b} KB, "
+                                    f"mean and 95% CI over {int(df['n'].max())} replications.")
+        fig, axes = plt.subplots(1, 2, figsize=(10.4, 3.8))
+        for kind, fmt in (("R", "o--"), ("B", "s-")):
+            sub = df[df["scheme"].str.startswith(kind)].assign(
+                loss_pct=lambda d: 100 * d["loss_rate"], ci95_low=lambda d: 100 * d["loss_rate_ci95_low"],
+                ci95_high=lambda d: 100 * d["loss_rate_ci95_high"])
+            errorbar_plot(axes[0], sub, "offered_load", "loss_pct", "scheme", fmt=fmt)
+        axes[0].set_yscale("symlog", linthresh=0.1)
+        axes[0].set_ylabel("loss rate (%)")
+        axes[0].legend(fontsize=7, ncol=2)
+        blue = df[df["scheme"].str.startswith("B")]
+        for label, g in blue.groupby("scheme", sort=False):
+            axes[1].plot(g["offered_load"], g["p_m_median"], "s-", label=f"{label} p_m (median)")
+        cw = blue.groupby("offered_load")["cwnd_end_mean"].mean()
+        ax2 = axes[1].twinx()
+        ax2.plot(cw.index, cw.to_numpy(), "k:", label="mean window at the end, B1-B4")
+        ax2.set_yscale("log")
+        ax2.set_ylabel("congestion window (packets)")
+        axes[1].set_ylabel("BLUE's marking probability")
+        axes[1].legend(fontsize=7, loc="center left")
+        ax2.legend(fontsize=7, loc="lower right")
+        for ax in axes:
+            ax.set_xlabel("offered load (applications' rate / link rate)")
+            ax.axvline(1.0, color="0.6", lw=0.8)
+            ax.grid(alpha=0.3)
+        fig.tight_layout()
+        report.figure("d5_rate", fig, f"d5-rate: loss rate of RED (dashed) and BLUE (solid), and BLUE's median p_m "
+                                      f"with the connections' mean window at the end (dotted), against the offered "
+                                      f"load, {n} connections, {b} KB; the grey line is the default, offered load 1.")
+        report.text(*rate_sweep_text(df))
 
     @staticmethod
     def _packet0_text(df: pd.DataFrame, b: int) -> list[str]:
