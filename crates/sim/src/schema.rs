@@ -252,17 +252,31 @@ fn unit_string(alternatives: &[String], description: &str) -> Value {
 // ---------------------------------------------------------------------------
 // JSON Schema
 
+/// The JSON Schema of a scenario file, as `aqmlab schema scenario` prints it.
+pub fn scenario_schema() -> Value {
+    json_schema(
+        &crate::scenario::SCENARIO,
+        "aqmlab scenario",
+        "A network, its traffic and its queue disciplines, simulated by aqmlab. Quantities with units are \
+         strings (\"20ms\", \"10Mbps\", \"1500B\", \"300pkt\"); bare numbers are dimensionless.",
+    )
+}
+
+/// The key tables of a scenario file, as the README shows them.
+pub fn scenario_markdown() -> String {
+    markdown(&crate::scenario::SCENARIO)
+}
+
 /// The JSON Schema (draft 2020-12) of tables declared by `root`.
 pub fn json_schema(root: &'static TableDecl, title: &str, description: &str) -> Value {
     let mut g = Gen::default();
-    let body = g.table(root);
     let mut out = Map::new();
     out.insert("$schema".into(), json!("https://json-schema.org/draft/2020-12/schema"));
+    if let Value::Object(body) = g.table(root) {
+        out.extend(body);
+    }
     out.insert("title".into(), json!(title));
     out.insert("description".into(), json!(description));
-    if let Value::Object(m) = body {
-        out.extend(m);
-    }
     out.insert("$defs".into(), Value::Object(g.defs));
     Value::Object(out)
 }
@@ -283,21 +297,37 @@ impl Gen {
         json!({ "$ref": format!("#/$defs/{id}") })
     }
 
-    fn ty(&mut self, ty: &Ty, q: Option<Quantity>) -> Value {
+    /// Quantities with units are definitions of their own, so that the
+    /// patterns appear once.
+    fn unit(&mut self, id: &str, ty: &Ty) -> Value {
         let time = with_unit(&units(TIME_UNITS));
         let size = with_unit(&units(SIZE_UNITS));
         let pkts = with_unit("pkt|pkts");
-        match *ty {
-            Ty::Time => unit_string(&[time], &Ty::Time.text()),
-            Ty::Rate => unit_string(&[with_unit(&units(RATE_UNITS))], &Ty::Rate.text()),
-            Ty::Size => unit_string(&[size], &Ty::Size.text()),
-            Ty::PacketRate => unit_string(&[with_unit(r"pps|pkt/s")], &Ty::PacketRate.text()),
-            Ty::Limit => unit_string(&["inf".into(), with_unit("pkt|pkts|p"), size], &Ty::Limit.text()),
-            Ty::Threshold => unit_string(&["auto".into(), pkts, size], &Ty::Threshold.text()),
+        let text = ty.text();
+        self.reference(id, |_| match ty {
+            Ty::Time => unit_string(&[time], &text),
+            Ty::Rate => unit_string(&[with_unit(&units(RATE_UNITS))], &text),
+            Ty::Size => unit_string(&[size], &text),
+            Ty::PacketRate => unit_string(&[with_unit(r"pps|pkt/s")], &text),
+            Ty::Limit => unit_string(&["inf".into(), with_unit("pkt|pkts|p"), size], &text),
+            Ty::Threshold => unit_string(&["auto".into(), pkts, size], &text),
             Ty::Pkts => json!({ "anyOf": [
                 { "type": "integer", "minimum": 0 },
                 { "type": "string", "pattern": pattern(&[pkts]) },
-            ], "description": Ty::Pkts.text() }),
+            ], "description": text }),
+            _ => unreachable!("not a quantity with a unit"),
+        })
+    }
+
+    fn ty(&mut self, ty: &Ty, q: Option<Quantity>) -> Value {
+        match *ty {
+            Ty::Time => self.unit("time", ty),
+            Ty::Rate => self.unit("rate", ty),
+            Ty::Size => self.unit("size", ty),
+            Ty::PacketRate => self.unit("packet-rate", ty),
+            Ty::Limit => self.unit("limit", ty),
+            Ty::Threshold => self.unit("threshold", ty),
+            Ty::Pkts => self.unit("packets", ty),
             Ty::Number(r) => {
                 let mut m = Map::new();
                 m.insert("type".into(), json!("number"));
@@ -353,10 +383,6 @@ impl Gen {
             _ => unreachable!("a type's schema is an object"),
         };
         let mut description = k.help.to_string();
-        let ty = k.ty.text();
-        if !ty.is_empty() {
-            description.push_str(&format!(" ({ty})"));
-        }
         if !k.default.is_empty() {
             description.push_str(&format!(". Default: {}", k.default));
         }
@@ -486,15 +512,24 @@ impl Ty {
 // ---------------------------------------------------------------------------
 // Markdown: one table of keys per declared table, for the README
 
-/// Every table reachable from `root`, each once, as Markdown key tables.
+/// Every table reachable from `root`, each once, as Markdown key tables:
+/// depth first in the order of the keys, distributions (used everywhere)
+/// last.
 pub fn markdown(root: &'static TableDecl) -> String {
     let mut out = String::new();
-    let mut seen = BTreeSet::new();
+    let mut seen = BTreeSet::from([crate::dist::DIST.id]);
     md_table(root, &mut out, &mut seen);
+    seen.remove(crate::dist::DIST.id);
+    md_tagged(&crate::dist::DIST, &mut out, &mut seen);
     out
 }
 
 fn md_rows<'k>(keys: impl Iterator<Item = &'k Key>, out: &mut String) {
+    let mut keys = keys.peekable();
+    if keys.peek().is_none() {
+        out.push_str("No other keys.\n\n");
+        return;
+    }
     out.push_str("| key | type | default | meaning |\n|---|---|---|---|\n");
     for k in keys {
         let default = if k.required {
@@ -585,5 +620,57 @@ fn md_tagged(t: &'static Tagged, out: &mut String, seen: &mut BTreeSet<&'static 
     md_follow(t.common.iter(), out, seen);
     for v in t.variants {
         md_follow(v.keys(), out, seen);
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn test_scenario_schema_defines_every_tagged_table_once() {
+        let s = scenario_schema();
+        let defs = s["$defs"].as_object().unwrap();
+        for id in [
+            "topology",
+            "qdisc",
+            "red-queue2",
+            "traffic",
+            "tcp",
+            "trace",
+            "dist-time",
+            "dist-size",
+            "dist-count",
+        ] {
+            assert!(defs.contains_key(id), "no $defs.{id}");
+        }
+        assert_eq!(s["title"], "aqmlab scenario");
+        assert_eq!(s["required"], json!(["duration", "topology", "traffic"]));
+        let kinds = defs["qdisc"]["allOf"].as_array().unwrap();
+        assert_eq!(kinds.len(), crate::qdiscs::QDISC_KINDS.len());
+    }
+
+    #[test]
+    fn test_onoff_variants_are_told_apart_by_transport() {
+        let s = scenario_schema();
+        let ifs: Vec<&Value> = s["$defs"]["traffic"]["allOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|case| &case["if"]["properties"])
+            .filter(|cond| cond["kind"]["const"] == "onoff")
+            .collect();
+        assert_eq!(ifs.len(), 2);
+        assert_eq!(ifs[0]["transport"], json!({ "const": "tcp" }));
+        assert_eq!(ifs[1]["transport"], json!({ "not": { "const": "tcp" } }));
+    }
+
+    #[test]
+    fn test_markdown_lists_each_table_once_distributions_last() {
+        let md = scenario_markdown();
+        assert_eq!(md.matches("**queue discipline**").count(), 1);
+        assert!(md.starts_with("**scenario**"));
+        let last = md.rfind("\n**").unwrap();
+        assert!(md[last..].starts_with("\n**distribution**"), "{}", &md[last..last + 40]);
     }
 }
