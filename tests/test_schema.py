@@ -5,6 +5,7 @@ with the engine's own validation, and the source of the README's key
 tables."""
 
 import json
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -203,3 +204,20 @@ def test_cli_prints_and_writes_the_schemas(cli, tmp_path: Path) -> None:
     r = cli("schema", "experiment", "--markdown")
     assert r.returncode == 2 and r.stderr.startswith("error: --markdown")
 
+
+
+def test_readme_key_tables_are_the_declarations() -> None:
+    readme = (ROOT / "README.md").read_text()
+    m = re.search(r"<!-- schema-keys:start -->\n(.*?)<!-- schema-keys:end -->", readme, re.S)
+    assert m, "the README has no generated key tables"
+    assert m.group(1) == schema.keys_markdown(), \
+        "the README's key tables differ from the declarations; paste the output of `aqmlab schema --markdown`"
+
+
+def test_readme_schema_example_is_valid() -> None:
+    readme = (ROOT / "README.md").read_text()
+    blocks = [b for b in re.findall(r"```toml\n(.*?)```", readme, re.S) if b.startswith("#:schema ")]
+    assert len(blocks) == 1
+    doc = tomllib.loads(blocks[0])
+    assert [e.message for e in SCENARIO.iter_errors(doc)] == []
+    assert Scenario.from_dict(doc).problems() == []
