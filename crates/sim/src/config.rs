@@ -535,6 +535,26 @@ mod test {
     }
 
     #[test]
+    fn test_reading_an_undeclared_key_is_reported_as_a_bug() {
+        const KEYS: &[Key] = &[Key::opt("rate", Ty::Rate, "", "the rate")];
+        let v = json!({"rate": "1Mbps", "delay": "1ms"});
+        let mut cx = Cx::default();
+        let mut t = Table::new(&mut cx, &v, "link").unwrap();
+        t.declare(KEYS);
+        t.raw("rate");
+        t.raw("delay");
+        t.finish(&mut cx);
+        let paths: Vec<&str> = cx.errors.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(paths, ["link.delay", "link.delay"]);
+        assert!(
+            cx.errors[0].message.contains("not declared"),
+            "{}",
+            cx.errors[0].message
+        );
+        assert!(cx.errors[1].message.contains("unknown key"), "{}", cx.errors[1].message);
+    }
+
+    #[test]
     fn test_edit_distance() {
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(edit_distance("", "abc"), 3);

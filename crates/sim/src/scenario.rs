@@ -1084,9 +1084,9 @@ const DUPLEX: &[Key] = &[
         "the queue of the reverse direction",
     ),
     Key::opt("duplex", Ty::Bool, "true", "add the reverse direction"),
-    Key::opt("reverse_name", Ty::Text, "\"<to>-><from>\"", "the reverse queue's name"),
+    Key::opt("reverse_name", Ty::Text, "its ends, e.g. \"R1->R0\"", "the reverse queue's name"),
 ];
-const LINK_NAME: &[Key] = &[Key::opt("name", Ty::Text, "\"<from>-><to>\"", "the queue's name")];
+const LINK_NAME: &[Key] = &[Key::opt("name", Ty::Text, "its ends, e.g. \"R0->R1\"", "the queue's name")];
 
 pub const CHAIN_LINK: TableDecl = TableDecl {
     id: "chain-link",

@@ -767,6 +767,38 @@ fn test_optional_keys_may_be_left_out() {
 }
 
 #[test]
+fn test_declared_defaults_are_the_readers() {
+    // A key set to its declared default (where that is a value, not words)
+    // reads as the key left out.
+    let read = |v: &Value| {
+        Scenario::from_value(v)
+            .map(|s| format!("{s:?}"))
+            .map_err(|e| format!("{e:?}"))
+    };
+    let mut checked = 0;
+    for c in all_cases() {
+        for k in c.decl.keys(c.table()) {
+            let Ok(default) = serde_json::from_str::<Value>(k.default) else {
+                continue;
+            };
+            // Without `transport` an onoff group is UDP, another set of keys.
+            if k.name == "transport" {
+                continue;
+            }
+            let without = read(&c.with(|t| {
+                t.remove(k.name);
+            }));
+            let with = read(&c.with(|t| {
+                t.insert(k.name.into(), default.clone());
+            }));
+            assert_eq!(with, without, "{}: {} = {}", c.label, k.name, k.default);
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "{checked}");
+}
+
+#[test]
 fn test_one_of_rate_and_gap_is_required() {
     for c in traffic_cases().iter().filter(|c| !c.either.is_empty()) {
         let given = c.either.iter().find(|k| c.table().contains_key(**k)).unwrap();
