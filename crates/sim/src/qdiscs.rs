@@ -424,7 +424,7 @@ const PIE: &[Key] = &[
     ),
     Key::opt(
         "dq_rate_weight",
-        Ty::Number(Range::PROBABILITY),
+        Ty::Number(Range::UNIT_POSITIVE),
         "0.25",
         "the averaging weight of the dequeue rate",
     ),
@@ -470,7 +470,7 @@ const FQ_CODEL: &[Key] = &[
         "flows",
         Ty::Whole {
             min: 1,
-            max: u32::MAX as u64,
+            max: aqmlab_qdisc::fq_codel::MAX_FLOWS as u64,
         },
         "1024",
         "the number of flow queues",
@@ -483,10 +483,7 @@ const FQ_CODEL: &[Key] = &[
     ),
     Key::opt(
         "drop_batch",
-        Ty::Whole {
-            min: 1,
-            max: u32::MAX as u64,
-        },
+        Ty::Whole { min: 1, max: u64::MAX },
         "64",
         "the most packets dropped per overflow",
     ),

@@ -799,6 +799,49 @@ fn test_declared_defaults_are_the_readers() {
 }
 
 #[test]
+fn test_values_beyond_a_declared_range_are_refused() {
+    // The schema's minimum and maximum must never refuse what the engine
+    // accepts: just beyond each declared bound, the engine refuses too.
+    fn beyond(ty: &Ty, out: &mut Vec<Value>) {
+        match *ty {
+            Ty::Number(r) => {
+                if r.min.is_finite() {
+                    out.push(json!(if r.min_open { r.min } else { r.min - 1e-9 }));
+                }
+                if r.max.is_finite() {
+                    out.push(json!(if r.max_open { r.max } else { r.max + 1e-9 }));
+                }
+            }
+            Ty::Whole { min, max } => {
+                if min > 0 {
+                    out.push(json!(min - 1));
+                }
+                if max != u64::MAX {
+                    out.push(json!(max + 1));
+                }
+            }
+            Ty::AnyOf(tys) => tys.iter().for_each(|t| beyond(t, out)),
+            _ => {}
+        }
+    }
+    let mut checked = 0;
+    for c in all_cases() {
+        for k in c.decl.keys(c.table()) {
+            let mut values = Vec::new();
+            beyond(&k.ty, &mut values);
+            for value in values {
+                let v = c.with(|t| {
+                    t.insert(k.name.into(), value.clone());
+                });
+                assert!(!errors(&v).is_empty(), "{}: {} = {value} is accepted", c.label, k.name);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 50, "{checked}");
+}
+
+#[test]
 fn test_one_of_rate_and_gap_is_required() {
     for c in traffic_cases().iter().filter(|c| !c.either.is_empty()) {
         let given = c.either.iter().find(|k| c.table().contains_key(**k)).unwrap();
