@@ -138,6 +138,41 @@ def test_accepts_what_the_engine_accepts_with_every_key_set() -> None:
     assert [e.message for e in SCENARIO.iter_errors(doc)] == []
 
 
+# Quantities with units: (definition, a key of cbr-dumbbell.toml that takes
+# one, values the engine accepts, values it refuses).
+UNITS = [
+    ("time", "topology.bottleneck.delay", ["20ms", "1e-3s", "1_500us", " 2 min", ".5s", "0.1ms", "+3ns"],
+     ["20", "20 sec", "-1ms", "ms", "1e3", 20]),
+    ("rate", "topology.bottleneck.rate", ["10Mbps", "1.5Gbps", "250kbps", "64Kbps", "9600bps"],
+     ["10Mbs", "10", "10MBps", 10e6]),
+    ("size", "traffic[0].size", ["1500B", "2.3KB", "1KiB", "1kB", "1e3B"], ["1500", "1500b", 1500]),
+    ("limit", "topology.qdisc.limit", ["300pkt", "300p", "300pkts", "450KB", "inf"], ["300", "infinite", 300]),
+    ("packets", "topology.qdisc.limit", [], ["20B", -1]),
+]
+
+
+@pytest.mark.parametrize("unit,key,good,bad", UNITS, ids=[u[0] for u in UNITS])
+def test_unit_patterns_accept_what_the_engine_accepts(unit: str, key: str, good: list, bad: list) -> None:
+    defs = schema.scenario_schema()["$defs"]
+    check = Draft202012Validator(defs[unit] | {"$defs": defs})
+    base = Scenario.from_dict(tomllib.loads(GOOD))
+    for value in good:
+        assert check.is_valid(value), (unit, value)
+        assert base.with_(**{key: value}).problems() == [], (unit, value)
+    for value in bad:
+        assert not check.is_valid(value), (unit, value)
+
+
+def test_threshold_and_packet_rate_patterns() -> None:
+    defs = schema.scenario_schema()["$defs"]
+    for unit, good, bad in [("threshold", ["auto", "45pkt", "45.5pkt", "45000B", "45KB"], ["45", "automatic", 45]),
+                            ("packet-rate", ["10pps", "2.5pkt/s"], ["10", "10pkt"]),
+                            ("packets", [20, "20pkt", "20pkts"], ["20B", -1, "20"])]:
+        check = Draft202012Validator(defs[unit] | {"$defs": defs})
+        assert [v for v in good if not check.is_valid(v)] == [], unit
+        assert [v for v in bad if check.is_valid(v)] == [], unit
+
+
 # (label, scenario, key path of the error, words its message has)
 MALFORMED = [
     ("misspelt key", edit("bottleneck = {", "bottlenek = {"), ["topology"], ["bottlenek"]),
