@@ -118,9 +118,11 @@ pub struct Key {
     pub name: &'static str,
     pub ty: Ty,
     pub required: bool,
-    /// The value taken when the key is absent, as TOML (`"\"1000pkt\""`,
-    /// `0.1`, `true`) or, where it depends on other keys, as words. Empty
-    /// for required keys and for keys whose absence means "none".
+    /// The value taken when the key is absent, written as a value (TOML and
+    /// JSON alike: `"\"1000pkt\""`, `0.1`, `true`) or, where it depends on
+    /// other keys, in words. Empty for required keys and for keys whose
+    /// absence means "none". A value becomes the schema's `default`, and a
+    /// test checks that the reader takes it.
     pub default: &'static str,
     /// One line: what the key is. For a required key it completes the
     /// error "missing; ...".

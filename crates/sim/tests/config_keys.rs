@@ -671,8 +671,11 @@ fn test_every_declared_table_has_a_case() {
 
 #[test]
 fn test_kind_lists_name_every_variant() {
+    // The readers look a kind's keys up by the name they accepted.
     assert_eq!(QDISC.names(), QDISC_KINDS);
     assert_eq!(TRAFFIC.names(), TRAFFIC_KINDS);
+    assert_eq!(TOPOLOGY.names(), aqmlab_sim::scenario::TOPOLOGY_KINDS);
+    assert_eq!(DIST.names(), aqmlab_sim::dist::DIST_NAMES);
     let ted_classes: Vec<&str> = TED_DEADLINES.keys().map(|k| k.name).collect();
     assert_eq!(ted_classes, aqmlab_sim::scenario::CLASSES);
 }
