@@ -84,6 +84,30 @@ def validate(scenario: str, assignments: tuple[str, ...]) -> None:
     click.echo(f"{scenario}: valid scenario {sc.name!r}")
 
 
+@cli.command("schema")
+@click.argument("kind", type=click.Choice(["scenario", "experiment"]), default="scenario")
+@click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=str), default=None,
+              help="Write the schema to FILE instead of standard output.")
+@click.option("--markdown", is_flag=True,
+              help="Print the key tables of every scenario table as Markdown (the README's) instead.")
+def schema_cmd(kind: str, out: str | None, markdown: bool) -> None:
+    """The JSON Schema (draft 2020-12) of scenario or experiment files, for
+    editors: with `#:schema ./FILE` as a TOML file's first line, Taplo / Even
+    Better TOML complete its keys and check their values."""
+    import json
+
+    from aqmlab import schema
+    from aqmlab.files import write_atomic
+
+    if markdown and kind != "scenario":
+        raise AqmlabError("--markdown: the key tables are those of scenario files; drop 'experiment'")
+    text = schema.keys_markdown() if markdown else json.dumps(schema.schema(kind), indent=2) + "\n"
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        write_atomic(Path(out), lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+
+
 @cli.command()
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=str))
 @click.option("--set", "assignments", multiple=True, metavar="KEY.PATH=VALUE", help=_SET_HELP)

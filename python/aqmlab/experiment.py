@@ -36,7 +36,34 @@ from aqmlab import _engine
 from aqmlab.exceptions import ConfigError
 from aqmlab.scenario import Scenario, parse_assignments
 
-_KEYS = ("name", "scenario", "replications", "seed", "metrics", "sweep", "zip", "warmup")
+#: The keys of an experiment file, each with its JSON Schema and help
+#: (``aqmlab schema experiment``); :meth:`Experiment.from_dict` reads these.
+#: Sweep values are free-form: an axis may set any key, or a whole table.
+KEYS: dict[str, dict[str, Any]] = {
+    "name": {"type": "string", "description": "the experiment's name in the store and reports; default: the file's"},
+    "scenario": {"description": "the base scenario: a scenario file's path (relative to this file) or an inline "
+                                "[scenario] table",
+                 "anyOf": [{"type": "string"}, {"$ref": "#/$defs/scenario"}]},
+    "replications": {"type": "integer", "minimum": 1, "maximum": 100_000, "default": 1,
+                     "description": "runs per sweep point"},
+    "seed": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1, "default": 1,
+             "description": "replication r runs with seed + r at every point"},
+    "metrics": {"type": "array", "items": {"type": "string"},
+                "description": "summary key paths to report, e.g. \"queues.bottleneck.loss_rate\""},
+    "sweep": {"type": "object",
+              "description": "axes: a quoted key path of the scenario = a list of values, or { values, labels }",
+              "additionalProperties": {"anyOf": [
+                  {"type": "array", "minItems": 1},
+                  {"type": "object", "required": ["values"], "additionalProperties": False,
+                   "properties": {"values": {"type": "array", "minItems": 1},
+                                  "labels": {"type": "array", "items": {"type": "string"}}}},
+              ]}},
+    "zip": {"type": "array", "items": {"type": "array", "items": {"type": "string"}},
+            "description": "groups of swept key paths that move together"},
+    "warmup": {"$ref": "#/$defs/scenario/properties/warmup",
+               "description": "the base scenario's warmup, replaced"},
+}
+_KEYS = tuple(KEYS)
 
 
 @dataclass(frozen=True)

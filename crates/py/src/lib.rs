@@ -46,11 +46,25 @@ fn export_ns2(scenario_json: &str, seed: Option<u64>) -> PyResult<String> {
     aqmlab_ns2::export(&sc, seed).map_err(to_py)
 }
 
+/// The JSON Schema (draft 2020-12) of scenario files, as JSON text.
+#[pyfunction]
+fn scenario_schema() -> String {
+    serde_json::to_string_pretty(&aqmlab_sim::schema::scenario_schema()).expect("a JSON value serializes")
+}
+
+/// Every table of a scenario file and its keys, as Markdown tables.
+#[pyfunction]
+fn scenario_keys_markdown() -> String {
+    aqmlab_sim::schema::scenario_markdown()
+}
+
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ENGINE_VERSION", aqmlab_sim::ENGINE_VERSION)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(export_ns2, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_keys_markdown, m)?)?;
     Ok(())
 }

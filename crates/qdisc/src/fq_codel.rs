@@ -76,7 +76,8 @@ use crate::packet::Packet;
 use crate::time::{Duration, Time};
 use crate::{DropReason, Effects, LinkInfo, ParamError, QueueDisc, Verdict};
 
-const MAX_FLOWS: u32 = 65_536;
+/// The most flow queues (Linux caps `flows` at 65536).
+pub const MAX_FLOWS: u32 = 65_536;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FqCodelParams {

@@ -8,12 +8,16 @@
 //! traffic kinds, distributions) whose errors serde reports without the key
 //! path, and because a user should see every problem of a file at once, not
 //! the first one. Every error names the full key path, the value given and
-//! what is allowed.
+//! what is allowed. The keys of each table are declared once, beside its
+//! reader, in the terms of [`crate::schema`]; a [`Table`] knows only the
+//! keys declared to it.
 
 use std::fmt;
 
 use aqmlab_qdisc::{Duration, Limit};
 use serde_json::{Map, Value};
+
+use crate::schema::Key;
 
 /// One problem in a scenario: where it is and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,17 +73,20 @@ pub fn show(v: &Value) -> String {
     }
 }
 
-/// A TOML table being read. Every key asked for, present or not, is
-/// declared, and so is every key of a kind's list ([`Table::declare`]), so
-/// that [`Table::finish`] can reject the other keys and list the allowed
-/// ones.
+/// A TOML table being read. Its reader first declares every key the table
+/// may have ([`Table::declare`], from the table's [`Key`] declarations),
+/// so that [`Table::finish`] can reject the other keys and list the allowed
+/// ones, and a missing required key's error can say what the key is.
 pub struct Table<'v> {
     pub path: String,
     map: &'v Map<String, Value>,
-    declared: Vec<&'static str>,
+    declared: Vec<&'static Key>,
     /// Required keys found missing, with the index of their error, so that a
     /// misspelling of one is reported once, as the misspelling.
     missing: Vec<(&'static str, usize)>,
+    /// Keys the reader asked for that no declaration lists: the reader and
+    /// its declaration are out of step (a bug, reported by `finish`).
+    undeclared: Vec<&'static str>,
 }
 
 impl<'v> Table<'v> {
@@ -91,6 +98,7 @@ impl<'v> Table<'v> {
                 map,
                 declared: Vec::new(),
                 missing: Vec::new(),
+                undeclared: Vec::new(),
             }),
             other => {
                 cx.err(path, format!("expected a table, got {}", show(other)));
@@ -99,13 +107,31 @@ impl<'v> Table<'v> {
         }
     }
 
-    /// Declares every key the table may have, before any is read. A reader
-    /// stops at the first required key it cannot read, and the keys it would
-    /// have asked for after it must still count as known: otherwise valid
-    /// keys are reported as unknown beside the one missing, and the "allowed
-    /// here" list is cut short.
-    pub fn declare(&mut self, keys: &[&'static str]) {
-        self.declared.extend_from_slice(keys);
+    /// Declares keys the table may have, before any of them is read. A
+    /// reader stops at the first required key it cannot read, and the keys
+    /// it would have asked for after it must still count as known: otherwise
+    /// valid keys are reported as unknown beside the one missing, and the
+    /// "allowed here" list is cut short.
+    pub fn declare(&mut self, keys: &'static [Key]) {
+        self.declared.extend(keys);
+    }
+
+    /// Declares keys that come in parts (see [`crate::schema::TableDecl`]).
+    pub fn declare_parts(&mut self, parts: &'static [&'static [Key]]) {
+        for keys in parts {
+            self.declare(keys);
+        }
+    }
+
+    /// The declaration of `key`, if declared.
+    pub fn declared_key(&self, key: &str) -> Option<&'static Key> {
+        self.declared.iter().copied().find(|k| k.name == key)
+    }
+
+    /// The string value of `key` without reading it (for a key that chooses
+    /// which keys to declare, before they are).
+    pub fn map_value(&self, key: &str) -> Option<&'v str> {
+        self.map.get(key).and_then(Value::as_str)
     }
 
     pub fn key_path(&self, key: &str) -> String {
@@ -114,7 +140,9 @@ impl<'v> Table<'v> {
 
     /// The raw value of `key`, if present.
     pub fn raw(&mut self, key: &'static str) -> Option<&'v Value> {
-        self.declared.push(key);
+        if self.declared_key(key).is_none() && !self.undeclared.contains(&key) {
+            self.undeclared.push(key);
+        }
         self.map.get(key)
     }
 
@@ -145,19 +173,25 @@ impl<'v> Table<'v> {
         &mut self,
         cx: &mut Cx,
         key: &'static str,
-        what: &str,
         parse: impl FnOnce(&Value) -> Result<T, String>,
     ) -> Option<T> {
         if !self.has(key) {
-            self.report_missing(cx, key, what);
+            self.report_missing(cx, key);
             return None;
         }
         self.opt(cx, key, parse)
     }
 
-    /// Records that the required `key` is absent; `what` says what it is.
-    pub fn report_missing(&mut self, cx: &mut Cx, key: &'static str, what: &str) {
-        self.declared.push(key);
+    /// Records that the required `key` is absent, saying what it is (from
+    /// its declaration).
+    pub fn report_missing(&mut self, cx: &mut Cx, key: &'static str) {
+        let what = match self.declared_key(key) {
+            Some(k) => k.missing_text(),
+            None => {
+                self.undeclared.push(key);
+                "required".to_string()
+            }
+        };
         self.missing.push((key, cx.errors.len()));
         cx.err(&self.key_path(key), format!("missing; {what}"));
     }
@@ -175,11 +209,17 @@ impl<'v> Table<'v> {
     /// allowed one. A misspelt required key replaces the "missing" error of
     /// the key it was meant to be.
     pub fn finish(self, cx: &mut Cx) {
-        let mut allowed: Vec<&str> = self.declared.clone();
+        for key in &self.undeclared {
+            cx.err(
+                &self.key_path(key),
+                "is read but not declared: aqmlab's reader of this table and its declaration are out of step (a bug)",
+            );
+        }
+        let mut allowed: Vec<&str> = self.declared.iter().map(|k| k.name).collect();
         allowed.sort_unstable();
         allowed.dedup();
         for key in self.map.keys() {
-            if self.declared.iter().any(|d| d == key) {
+            if self.declared_key(key).is_some() {
                 continue;
             }
             let guess = nearest(key, &allowed);
@@ -330,9 +370,10 @@ fn unit_quantity(v: &Value, kind: &str, example: &str, units: &[(&str, f64)]) ->
     Ok(value)
 }
 
-const TIME_UNITS: &[(&str, f64)] = &[("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9), ("min", 60e9)];
-const RATE_UNITS: &[(&str, f64)] = &[("bps", 1.0), ("kbps", 1e3), ("Kbps", 1e3), ("Mbps", 1e6), ("Gbps", 1e9)];
-const SIZE_UNITS: &[(&str, f64)] = &[
+pub(crate) const TIME_UNITS: &[(&str, f64)] = &[("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9), ("min", 60e9)];
+pub(crate) const RATE_UNITS: &[(&str, f64)] =
+    &[("bps", 1.0), ("kbps", 1e3), ("Kbps", 1e3), ("Mbps", 1e6), ("Gbps", 1e9)];
+pub(crate) const SIZE_UNITS: &[(&str, f64)] = &[
     ("B", 1.0),
     ("KB", 1e3),
     ("kB", 1e3),
@@ -430,6 +471,7 @@ pub fn parse_limit(v: &Value) -> Result<Limit, String> {
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::schema::Ty;
     use serde_json::json;
 
     #[test]
@@ -472,9 +514,14 @@ mod test {
 
     #[test]
     fn test_unknown_key_suggests_nearest() {
+        const KEYS: &[Key] = &[
+            Key::req("bottleneck", Ty::Text, "the bottleneck"),
+            Key::req("senders", Ty::Text, "the senders"),
+        ];
         let v = json!({"bottlenek": 1});
         let mut cx = Cx::default();
         let mut t = Table::new(&mut cx, &v, "topology").unwrap();
+        t.declare(KEYS);
         t.raw("bottleneck");
         t.raw("senders");
         t.finish(&mut cx);
@@ -485,6 +532,26 @@ mod test {
             "{}",
             cx.errors[0].message
         );
+    }
+
+    #[test]
+    fn test_reading_an_undeclared_key_is_reported_as_a_bug() {
+        const KEYS: &[Key] = &[Key::opt("rate", Ty::Rate, "", "the rate")];
+        let v = json!({"rate": "1Mbps", "delay": "1ms"});
+        let mut cx = Cx::default();
+        let mut t = Table::new(&mut cx, &v, "link").unwrap();
+        t.declare(KEYS);
+        t.raw("rate");
+        t.raw("delay");
+        t.finish(&mut cx);
+        let paths: Vec<&str> = cx.errors.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(paths, ["link.delay", "link.delay"]);
+        assert!(
+            cx.errors[0].message.contains("not declared"),
+            "{}",
+            cx.errors[0].message
+        );
+        assert!(cx.errors[1].message.contains("unknown key"), "{}", cx.errors[1].message);
     }
 
     #[test]

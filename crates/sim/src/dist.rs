@@ -28,6 +28,7 @@ use aqmlab_qdisc::rng::{self, Rng};
 use serde_json::{json, Value};
 
 use crate::config::{self, parse_real_in, show, Cx, Table};
+use crate::schema::{Key, Range, Tagged, Ty, Variant};
 
 /// What a distribution's values measure, which fixes the unit its
 /// parameters are written in.
@@ -93,6 +94,70 @@ pub enum Dist {
 type RealFn = Box<dyn Fn(f64) -> f64>;
 
 pub const DIST_NAMES: &[&str] = &["constant", "exponential", "pareto", "pareto2", "uniform", "lognormal"];
+
+/// The keys of each distribution table (see `schema`); `Ty::Value` is a
+/// value of the distribution's quantity. [`Dist::parse`] reads exactly these.
+pub const DIST: Tagged = Tagged {
+    id: "dist",
+    title: "distribution",
+    tag: &[Key::req("dist", Ty::Choice(DIST_NAMES), "the distribution")],
+    common: &[],
+    variants: &[
+        Variant {
+            name: "constant",
+            help: "always the same value",
+            when: None,
+            parts: &[&[Key::req("value", Ty::Value, "the constant value")]],
+        },
+        Variant {
+            name: "exponential",
+            help: "exponential",
+            when: None,
+            parts: &[&[Key::req("mean", Ty::Value, "the mean")]],
+        },
+        Variant {
+            name: "pareto",
+            help: "Pareto type I: k U^(-1/a); give scale or mean",
+            when: None,
+            parts: &[PARETO],
+        },
+        Variant {
+            name: "pareto2",
+            help: "Pareto type II (Lomax): l (U^(-1/a) - 1); give scale or mean",
+            when: None,
+            parts: &[PARETO],
+        },
+        Variant {
+            name: "uniform",
+            help: "uniform on [min, max]",
+            when: None,
+            parts: &[&[
+                Key::req("min", Ty::Value, "the lower bound"),
+                Key::req("max", Ty::Value, "the upper bound"),
+            ]],
+        },
+        Variant {
+            name: "lognormal",
+            help: "exp(mu + sigma Z); give mu or mean",
+            when: None,
+            parts: &[&[
+                Key::req(
+                    "sigma",
+                    Ty::Number(Range::NON_NEGATIVE),
+                    "the standard deviation of ln X",
+                ),
+                Key::opt("mu", Ty::Number(Range::ANY), "", "the mean of ln X"),
+                Key::opt("mean", Ty::Value, "", "the mean of X"),
+            ]],
+        },
+    ],
+};
+
+const PARETO: &[Key] = &[
+    Key::req("shape", Ty::Number(Range::POSITIVE), "the shape a, a positive number"),
+    Key::opt("scale", Ty::Value, "", "the scale (type I: the minimum)"),
+    Key::opt("mean", Ty::Value, "", "the mean, instead of scale (needs shape > 1)"),
+];
 
 impl Dist {
     /// One sample from the stream `rng`.
@@ -244,9 +309,11 @@ impl Dist {
             };
         }
         let mut t = Table::new(cx, v, path)?;
-        let kind = t.req(cx, "dist", &format!("one of {}", config::quoted(DIST_NAMES)), |v| {
-            config::parse_choice(v, DIST_NAMES)
-        });
+        t.declare(DIST.tag);
+        let kind = t.req(cx, "dist", |v| config::parse_choice(v, DIST_NAMES));
+        if let Some(kind) = kind {
+            t.declare_parts(DIST.variant(kind, |_, _| false).parts);
+        }
         // Read apart so that the table is finished (unknown keys reported)
         // whatever goes wrong in it.
         let d = (|| -> Option<Dist> {
@@ -259,14 +326,12 @@ impl Dist {
                 }
             };
             let shape = |t: &mut Table, cx: &mut Cx| -> Option<f64> {
-                t.req(cx, "shape", "a positive number", |v| {
-                    parse_real_in(v, f64::MIN_POSITIVE, f64::MAX)
-                })
+                t.req(cx, "shape", |v| parse_real_in(v, f64::MIN_POSITIVE, f64::MAX))
             };
             let d = match kind {
-                "constant" => Dist::Constant(t.req(cx, "value", "the constant value", |v| q.parse(v))?),
+                "constant" => Dist::Constant(t.req(cx, "value", |v| q.parse(v))?),
                 "exponential" => Dist::Exponential {
-                    mean: t.req(cx, "mean", "the mean", |v| q.parse(v).and_then(positive))?,
+                    mean: t.req(cx, "mean", |v| q.parse(v).and_then(positive))?,
                 },
                 "pareto" | "pareto2" => {
                     let a = shape(&mut t, cx);
@@ -298,8 +363,8 @@ impl Dist {
                     }
                 }
                 "uniform" => {
-                    let min = t.req(cx, "min", "the lower bound", |v| q.parse(v));
-                    let max = t.req(cx, "max", "the upper bound", |v| q.parse(v));
+                    let min = t.req(cx, "min", |v| q.parse(v));
+                    let max = t.req(cx, "max", |v| q.parse(v));
                     let (min, max) = (min?, max?);
                     if min > max {
                         cx.err(&t.key_path("max"), format!("must be at least min ({min}), got {max}"));
@@ -309,9 +374,7 @@ impl Dist {
                 }
                 "lognormal" => {
                     // Either the parameters of ln X (mu, sigma) or the mean of X and sigma.
-                    let sigma = t.req(cx, "sigma", "the standard deviation of ln X", |v| {
-                        parse_real_in(v, 0.0, f64::MAX)
-                    });
+                    let sigma = t.req(cx, "sigma", |v| parse_real_in(v, 0.0, f64::MAX));
                     let mu = t.opt(cx, "mu", |v| parse_real_in(v, f64::MIN, f64::MAX));
                     let mean = t.opt(cx, "mean", |v| q.parse(v).and_then(positive));
                     let sigma = sigma?;

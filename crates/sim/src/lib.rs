@@ -3,7 +3,9 @@
 //! Layers, each knowing only the ones below it:
 //! - [`config`], [`dist`], [`scenario`]: reading and validating a scenario
 //!   (units, distributions, topologies, traffic groups) and compiling its
-//!   topology into nodes, links and static routes;
+//!   topology into nodes, links and static routes; [`schema`]: the
+//!   declaration of every table's keys, and the JSON Schema and README key
+//!   tables made from them;
 //! - [`engine`]: the event queue, ordered by (time, insertion sequence), and
 //!   cancellable timers;
 //! - [`app`]: open-loop traffic sources;
@@ -24,6 +26,7 @@ pub mod monitor;
 pub mod qdiscs;
 pub mod run;
 pub mod scenario;
+pub mod schema;
 pub mod tcp;
 pub mod web;
 

@@ -17,6 +17,7 @@ use serde_json::{json, Map, Value};
 
 use crate::config::{self, join, parse_bool, parse_choice, parse_duration, Cx, Table};
 use crate::scenario::CLASSES;
+use crate::schema::{Key, Range, TableDecl, Tagged, Ty, Variant};
 
 pub const QDISC_KINDS: &[&str] = &[
     "droptail",
@@ -33,105 +34,576 @@ pub const QDISC_KINDS: &[&str] = &[
     "fq_codel",
 ];
 
-const RED_KEYS: &[&str] = &[
-    "limit",
-    "min_th",
-    "max_th",
-    "max_p",
-    "w_q",
-    "gentle",
-    "wait",
-    "byte_mode",
-    "mean_pktsize",
-    "ecn",
-    "ecn_above_max_th",
-    "drop_spacing",
-    "idle_decay",
-    "exempt_first",
-    "avg_of",
-    "target_delay",
-];
-const ARED_KEYS: &[&str] = &["interval", "alpha", "beta", "top", "bottom", "update", "gentle_slope"];
-const FENG_KEYS: &[&str] = &["a", "b", "bottom", "dynamic_thresholds"];
+// ---------------------------------------------------------------------------
+// The keys of each kind (see `schema`): each `parse_*` function below reads
+// exactly its kind's keys.
 
-/// Every key a `qdisc` table of `kind` may have besides `kind`, declared
-/// before the table is read (see [`Table::declare`]); each `parse_*`
-/// function below reads exactly these.
-pub fn qdisc_keys(kind: &str) -> Vec<&'static str> {
-    let (keys, extra): (&[&str], &[&str]) = match kind {
-        "droptail" => (&["limit", "drop"], &[]),
-        "bernoulli" => (&["limit", "p", "ecn"], &[]),
-        "red" => (RED_KEYS, &[]),
-        "ared" => (RED_KEYS, ARED_KEYS),
-        "feng-ared" => (RED_KEYS, FENG_KEYS),
-        "red-tail" => (
-            &[
-                "limit",
-                "red",
-                "min_th1",
-                "max_th1",
-                "c1_min",
-                "c1_max",
-                "queue1_classes",
-            ],
-            &[],
-        ),
-        "blue" => (&["limit", "d1", "d2", "freeze_time", "l_threshold", "ecn"], &[]),
-        "sfb" => (
-            &[
-                "limit",
-                "target",
-                "max",
-                "increment",
-                "decrement",
-                "penalty_rate",
-                "penalty_burst",
-                "rehash_interval",
-                "warmup",
-                "ecn",
-            ],
-            &[],
-        ),
-        "ted" => (&["limit", "mode", "check", "deadlines", "default_deadline"], &[]),
-        "codel" => (&["limit", "target", "interval", "ecn", "ce_threshold"], &[]),
-        "pie" => (
-            &[
-                "limit",
-                "qdelay_ref",
-                "t_update",
-                "alpha",
-                "beta",
-                "max_burst",
-                "delay_estimator",
-                "dq_threshold",
-                "dq_rate_weight",
-                "mean_pktsize",
-                "derandomize",
-                "cap_drop_adjustment",
-                "ecn",
-                "mark_ecn_threshold",
-                "byte_mode",
-                "idle_decay_factor",
-            ],
-            &[],
-        ),
-        "fq_codel" => (
-            &[
-                "limit",
-                "flows",
-                "quantum",
-                "target",
-                "interval",
-                "ecn",
-                "ce_threshold",
-                "drop_batch",
-            ],
-            &[],
-        ),
-        other => unreachable!("not a qdisc kind: {other}"),
-    };
-    keys.iter().chain(extra).copied().collect()
+const fn limit(default: &'static str) -> Key {
+    Key::opt("limit", Ty::Limit, default, "the buffer limit")
 }
+const LIMIT: &[Key] = &[Key::req(
+    "limit",
+    Ty::Limit,
+    "a buffer limit such as \"300pkt\", \"450000B\" or \"inf\"",
+)];
+const ECN_OFF: &[Key] = &[Key::opt(
+    "ecn",
+    Ty::Bool,
+    "false",
+    "mark ECN-capable packets instead of dropping them",
+)];
+const ECN_ON: &[Key] = &[Key::opt(
+    "ecn",
+    Ty::Bool,
+    "true",
+    "mark ECN-capable packets instead of dropping them",
+)];
+
+const DROPTAIL: &[Key] = &[Key::opt(
+    "drop",
+    Ty::Choice(&["tail", "front"]),
+    "\"tail\"",
+    "which packet a full queue drops: the arrival, or from the head until the arrival fits",
+)];
+const BERNOULLI: &[Key] = &[Key::req(
+    "p",
+    Ty::Number(Range::PROBABILITY),
+    "the drop probability, a number in [0, 1]",
+)];
+/// The drop curve: `red` and `feng-ared` need thresholds, `max_p` and `w_q`.
+const RED_SHAPE: &[Key] = &[
+    Key::req("min_th", Ty::Threshold, "the lower threshold, e.g. \"45pkt\" or \"auto\""),
+    Key::req("max_th", Ty::Threshold, "the upper threshold, e.g. \"195pkt\" or \"auto\""),
+    Key::req("max_p", Ty::Number(Range::UNIT_POSITIVE), "the drop probability at max_th, e.g. 0.1"),
+    Key::req("w_q", W_Q, "the averaging weight, e.g. 0.002, or \"auto\""),
+    Key::opt(
+        "gentle",
+        GENTLE,
+        "false",
+        "above max_th, raise p_b to 1 at 2 max_th (true) or at the limit (\"to_limit\") instead of dropping every arrival",
+    ),
+];
+/// `ared` defaults what `red` requires, and is gentle.
+const ARED_SHAPE: &[Key] = &[
+    Key::opt("min_th", Ty::Threshold, "\"auto\"", "the lower threshold"),
+    Key::opt("max_th", Ty::Threshold, "\"auto\"", "the upper threshold"),
+    Key::opt(
+        "max_p",
+        Ty::Number(Range::UNIT_POSITIVE),
+        "0.1",
+        "the initial drop probability at max_th",
+    ),
+    Key::opt("w_q", W_Q, "\"auto\"", "the averaging weight"),
+    Key::opt(
+        "gentle",
+        GENTLE,
+        "true",
+        "above max_th, raise p_b to 1 at 2 max_th (true) or at the limit (\"to_limit\")",
+    ),
+];
+const W_Q: Ty = Ty::AnyOf(&[Ty::Number(Range::UNIT_POSITIVE), Ty::Choice(&["auto"])]);
+const GENTLE: Ty = Ty::AnyOf(&[Ty::Bool, Ty::Choice(&["to_limit"])]);
+const RED_OPTIONS: &[Key] = &[
+    Key::opt("wait", Ty::Bool, "false", "space early drops out (ns-2's wait_)"),
+    Key::opt(
+        "byte_mode",
+        Ty::Bool,
+        "false",
+        "scale the drop probability by packet size / mean_pktsize",
+    ),
+    Key::opt(
+        "mean_pktsize",
+        Ty::Size,
+        "\"500B\"",
+        "the mean packet size, for byte mode and the idle decay",
+    ),
+    Key::opt(
+        "ecn",
+        Ty::Bool,
+        "false",
+        "mark ECN-capable packets instead of dropping them early",
+    ),
+    Key::opt(
+        "ecn_above_max_th",
+        Ty::Choice(&["drop", "mark"]),
+        "\"drop\"",
+        "what ECN does above max_th",
+    ),
+    Key::opt(
+        "drop_spacing",
+        Ty::Choice(&["count", "none"]),
+        "\"count\"",
+        "p_a = p_b / (1 - count p_b) (\"count\") or p_a = p_b",
+    ),
+    Key::opt(
+        "idle_decay",
+        Ty::Choice(&["ns2", "paper", "none"]),
+        "\"ns2\"",
+        "how avg decays while the link is idle",
+    ),
+    Key::opt(
+        "exempt_first",
+        Ty::Bool,
+        "true",
+        "no early drop for the first arrival after avg crosses min_th",
+    ),
+    Key::opt(
+        "avg_of",
+        Ty::Choice(&["average", "instantaneous"]),
+        "\"average\"",
+        "compare the thresholds with the average or the instantaneous queue",
+    ),
+    Key::opt(
+        "target_delay",
+        Ty::Time,
+        "\"5ms\"",
+        "the queueing delay the \"auto\" thresholds aim at",
+    ),
+];
+const ARED: &[Key] = &[
+    Key::opt("interval", Ty::Time, "\"500ms\"", "how often max_p is adapted"),
+    Key::opt(
+        "alpha",
+        Ty::Number(Range::POSITIVE),
+        "0.01",
+        "the additive increase of max_p",
+    ),
+    Key::opt(
+        "beta",
+        Ty::Number(Range::UNIT_OPEN),
+        "0.9",
+        "the multiplicative decrease of max_p",
+    ),
+    Key::opt(
+        "top",
+        Ty::Number(Range::UNIT_POSITIVE),
+        "0.5",
+        "the upper bound of max_p",
+    ),
+    Key::opt(
+        "bottom",
+        Ty::Number(Range::UNIT_POSITIVE),
+        "0.01",
+        "the lower bound of max_p",
+    ),
+    Key::opt(
+        "update",
+        Ty::Choice(&["timer", "arrival"]),
+        "\"timer\"",
+        "adapt on a timer or at the first arrival after each interval",
+    ),
+    Key::opt(
+        "gentle_slope",
+        Ty::Choice(&["current", "initial"]),
+        "\"current\"",
+        "the gentle line starts at the current or the initial max_p",
+    ),
+];
+const FENG: &[Key] = &[
+    Key::opt("a", Ty::Number(Range::new(1.0, true, f64::INFINITY, false)), "3", "max_p /= a when avg falls below min_th"),
+    Key::opt("b", Ty::Number(Range::new(1.0, true, f64::INFINITY, false)), "2", "max_p *= b when avg rises above max_th"),
+    Key::opt("bottom", Ty::Number(Range::UNIT_POSITIVE), "0.0001", "the lower bound of max_p"),
+    Key::opt(
+        "dynamic_thresholds",
+        Ty::AnyOf(&[Ty::Bool, Ty::Table(&DYNAMIC_THRESHOLDS)]),
+        "false",
+        "move min_th to hold the averaged drop probability in [p_low, p_high] (Jou, Tan, Baras); true takes the defaults",
+    ),
+];
+pub const DYNAMIC_THRESHOLDS: TableDecl = TableDecl {
+    id: "dynamic-thresholds",
+    title: "feng-ared's dynamic_thresholds",
+    parts: &[&[
+        Key::opt(
+            "p_low",
+            Ty::Number(Range::PROBABILITY),
+            "0.01",
+            "the lower end of the target band of P_d",
+        ),
+        Key::opt(
+            "p_high",
+            Ty::Number(Range::PROBABILITY),
+            "0.02",
+            "the upper end of the target band of P_d",
+        ),
+        Key::opt(
+            "w_p",
+            Ty::Number(Range::UNIT_POSITIVE),
+            "0.002",
+            "the averaging weight of P_d",
+        ),
+        Key::opt("interval", Ty::Time, "\"500ms\"", "how often min_th moves"),
+        Key::opt(
+            "gamma",
+            Ty::Number(Range::UNIT_OPEN),
+            "0.05",
+            "the relative step of min_th",
+        ),
+    ]],
+};
+const RED_TAIL: &[Key] = &[
+    Key::req(
+        "red",
+        Ty::Tagged(&RED_QUEUE2),
+        "queue 2's RED as a table, e.g. red = { kind = \"ared\" }",
+    ),
+    Key::opt(
+        "min_th1",
+        Ty::Pkts,
+        "\"5pkt\"",
+        "queue 1's length below which it gets c1_min of the link",
+    ),
+    Key::opt(
+        "max_th1",
+        Ty::Pkts,
+        "\"50pkt\"",
+        "queue 1's length at which its share reaches c1_max",
+    ),
+    Key::opt(
+        "c1_min",
+        Ty::Number(Range::UNIT_OPEN),
+        "0.2",
+        "queue 1's smallest share of the link",
+    ),
+    Key::opt(
+        "c1_max",
+        Ty::Number(Range::UNIT_OPEN),
+        "0.8",
+        "queue 1's largest share of the link",
+    ),
+    Key::opt(
+        "queue1_classes",
+        Ty::List(&Ty::Choice(CLASSES)),
+        "[\"realtime\"]",
+        "the traffic classes queue 1 takes",
+    ),
+];
+const BLUE: &[Key] = &[
+    Key::opt(
+        "d1",
+        Ty::Number(Range::UNIT_POSITIVE),
+        "0.02",
+        "the increment of p_m on overflow",
+    ),
+    Key::opt(
+        "d2",
+        Ty::Number(Range::UNIT_POSITIVE),
+        "0.002",
+        "the decrement of p_m when the link goes idle",
+    ),
+    Key::opt(
+        "freeze_time",
+        Ty::Time,
+        "\"100ms\"",
+        "the least time between two changes of p_m",
+    ),
+    Key::opt(
+        "l_threshold",
+        Ty::Limit,
+        "the limit",
+        "a queue longer than this counts as overflow",
+    ),
+];
+const SFB: &[Key] = &[
+    Key::opt("target", Ty::Pkts, "20", "the bin length that raises p_mark"),
+    Key::opt("max", Ty::Pkts, "25", "the bin length at which arrivals are dropped"),
+    Key::opt(
+        "increment",
+        Ty::Number(Range::UNIT_POSITIVE),
+        "0.0005",
+        "the increment of a bin's p_mark",
+    ),
+    Key::opt(
+        "decrement",
+        Ty::Number(Range::PROBABILITY),
+        "0.00005",
+        "the decrement of a bin's p_mark",
+    ),
+    Key::opt(
+        "penalty_rate",
+        Ty::PacketRate,
+        "\"10pps\"",
+        "the rate of the penalty box's token bucket",
+    ),
+    Key::opt(
+        "penalty_burst",
+        Ty::Pkts,
+        "20",
+        "the depth of the penalty box's token bucket",
+    ),
+    Key::opt(
+        "rehash_interval",
+        Ty::Time,
+        "\"600s\"",
+        "how often the flow hash changes",
+    ),
+    Key::opt(
+        "warmup",
+        Ty::Time,
+        "\"60s\"",
+        "how long the next hash learns before it takes over",
+    ),
+];
+const TED: &[Key] = &[
+    Key::opt(
+        "mode",
+        Ty::Choice(&["lbd", "ebd"]),
+        "\"lbd\"",
+        "bound the sojourn at each queue (lbd) or spend an end-to-end budget (ebd)",
+    ),
+    Key::opt(
+        "check",
+        Ty::Choice(&["head", "departure", "arrival"]),
+        "\"head\"",
+        "where a packet's deadline is checked",
+    ),
+    Key::opt(
+        "deadlines",
+        Ty::Table(&TED_DEADLINES),
+        "",
+        "the deadline of each traffic class",
+    ),
+    Key::opt(
+        "default_deadline",
+        Ty::Time,
+        "",
+        "the deadline of packets whose class has none",
+    ),
+];
+/// One key per traffic class (`scenario::CLASSES`).
+pub const TED_DEADLINES: TableDecl = TableDecl {
+    id: "ted-deadlines",
+    title: "TED deadlines by class",
+    parts: &[&[
+        Key::opt("bulk", Ty::Time, "", "the deadline of class bulk"),
+        Key::opt("realtime", Ty::Time, "", "the deadline of class realtime"),
+    ]],
+};
+const CODEL_LAW: &[Key] = &[
+    Key::opt("target", Ty::Time, "\"5ms\"", "the acceptable standing queue delay"),
+    Key::opt(
+        "interval",
+        Ty::Time,
+        "\"100ms\"",
+        "the sliding window over which the minimum delay is taken",
+    ),
+    Key::opt(
+        "ce_threshold",
+        Ty::Time,
+        "",
+        "mark ECN-capable packets whose sojourn exceeds this (needs ecn)",
+    ),
+];
+const PIE: &[Key] = &[
+    Key::opt("qdelay_ref", Ty::Time, "\"15ms\"", "the target queueing delay"),
+    Key::opt("t_update", Ty::Time, "\"15ms\"", "how often drop_prob is updated"),
+    Key::opt(
+        "alpha",
+        Ty::Number(Range::NON_NEGATIVE),
+        "0.125",
+        "the gain on the delay's distance from qdelay_ref",
+    ),
+    Key::opt(
+        "beta",
+        Ty::Number(Range::NON_NEGATIVE),
+        "1.25",
+        "the gain on the delay's change",
+    ),
+    Key::opt("max_burst", Ty::Time, "\"150ms\"", "the burst allowance"),
+    Key::opt(
+        "delay_estimator",
+        Ty::Choice(&["timestamp", "dequeue_rate"]),
+        "\"timestamp\"",
+        "measure the delay by timestamps or from the dequeue rate",
+    ),
+    Key::opt(
+        "dq_threshold",
+        Ty::Size,
+        "\"16384B\"",
+        "the bytes a dequeue-rate measurement spans",
+    ),
+    Key::opt(
+        "dq_rate_weight",
+        Ty::Number(Range::UNIT_POSITIVE),
+        "0.25",
+        "the averaging weight of the dequeue rate",
+    ),
+    Key::opt(
+        "mean_pktsize",
+        Ty::Size,
+        "\"1000B\"",
+        "the mean packet size, for byte mode",
+    ),
+    Key::opt(
+        "derandomize",
+        Ty::Bool,
+        "false",
+        "the derandomized drop of RFC 8033's appendix",
+    ),
+    Key::opt(
+        "cap_drop_adjustment",
+        Ty::Bool,
+        "true",
+        "cap the change of drop_prob while it is small",
+    ),
+    Key::opt(
+        "mark_ecn_threshold",
+        Ty::Number(Range::PROBABILITY),
+        "0.1",
+        "drop rather than mark above this drop_prob",
+    ),
+    Key::opt(
+        "byte_mode",
+        Ty::Bool,
+        "false",
+        "scale the drop probability by packet size / mean_pktsize",
+    ),
+    Key::opt(
+        "idle_decay_factor",
+        Ty::Number(Range::PROBABILITY),
+        "0.98",
+        "drop_prob's decay per t_update while idle",
+    ),
+];
+const FQ_CODEL: &[Key] = &[
+    Key::opt(
+        "flows",
+        Ty::Whole {
+            min: 1,
+            max: aqmlab_qdisc::fq_codel::MAX_FLOWS as u64,
+        },
+        "1024",
+        "the number of flow queues",
+    ),
+    Key::opt(
+        "quantum",
+        Ty::Size,
+        "the link's mtu",
+        "the bytes a flow may send per round",
+    ),
+    Key::opt(
+        "drop_batch",
+        Ty::Whole { min: 1, max: u64::MAX },
+        "64",
+        "the most packets dropped per overflow",
+    ),
+];
+
+/// Every queue discipline, by `kind`.
+pub const QDISC: Tagged = Tagged {
+    id: "qdisc",
+    title: "queue discipline",
+    tag: &[Key::req("kind", Ty::Choice(QDISC_KINDS), "the queue discipline")],
+    common: &[],
+    variants: &[
+        Variant {
+            name: "droptail",
+            help: "FIFO with tail or front drop",
+            when: None,
+            parts: &[LIMIT, DROPTAIL],
+        },
+        Variant {
+            name: "bernoulli",
+            help: "drops each arrival with probability p, then FIFO",
+            when: None,
+            parts: &[LIMIT, BERNOULLI, ECN_OFF],
+        },
+        Variant {
+            name: "red",
+            help: "RED (Floyd and Jacobson 1993)",
+            when: None,
+            parts: &[LIMIT, RED_SHAPE, RED_OPTIONS],
+        },
+        Variant {
+            name: "ared",
+            help: "Adaptive RED (Floyd, Gummadi, Shenker 2001)",
+            when: None,
+            parts: &[LIMIT, ARED_SHAPE, RED_OPTIONS, ARED],
+        },
+        Variant {
+            name: "feng-ared",
+            help: "self-configuring RED (Feng et al. 1999)",
+            when: None,
+            parts: &[LIMIT, RED_SHAPE, RED_OPTIONS, FENG],
+        },
+        Variant {
+            name: "red-tail",
+            help: "RED+Tail: a drop-tail queue 1 for some classes beside a RED queue 2, one buffer",
+            when: None,
+            parts: &[LIMIT, RED_TAIL],
+        },
+        Variant {
+            name: "blue",
+            help: "BLUE (Feng et al.)",
+            when: None,
+            parts: &[LIMIT, BLUE, ECN_OFF],
+        },
+        Variant {
+            name: "sfb",
+            help: "Stochastic Fair BLUE as Linux's sch_sfb",
+            when: None,
+            parts: &[LIMIT, SFB, ECN_ON],
+        },
+        Variant {
+            name: "ted",
+            help: "time-driven early discard (Baldi and Vesco)",
+            when: None,
+            parts: &[LIMIT, TED],
+        },
+        Variant {
+            name: "codel",
+            help: "CoDel (RFC 8289)",
+            when: None,
+            parts: &[LIMIT_1000, CODEL_LAW, ECN_OFF],
+        },
+        Variant {
+            name: "pie",
+            help: "PIE (RFC 8033)",
+            when: None,
+            parts: &[LIMIT_1000, PIE, ECN_OFF],
+        },
+        Variant {
+            name: "fq_codel",
+            help: "FQ-CoDel (RFC 8290)",
+            when: None,
+            parts: &[&[limit("\"10240pkt\"")], FQ_CODEL, CODEL_LAW, ECN_ON],
+        },
+    ],
+};
+const LIMIT_1000: &[Key] = &[limit("\"1000pkt\"")];
+
+/// Queue 2 of `red-tail`: a RED table without a limit (it shares the
+/// red-tail buffer).
+pub const RED_QUEUE2: Tagged = Tagged {
+    id: "red-queue2",
+    title: "red-tail's queue 2",
+    tag: &[Key::req(
+        "kind",
+        Ty::Choice(&["red", "ared", "feng-ared"]),
+        "queue 2's RED",
+    )],
+    common: &[],
+    variants: &[
+        Variant {
+            name: "red",
+            help: "RED",
+            when: None,
+            parts: &[RED_SHAPE, RED_OPTIONS],
+        },
+        Variant {
+            name: "ared",
+            help: "Adaptive RED",
+            when: None,
+            parts: &[ARED_SHAPE, RED_OPTIONS, ARED],
+        },
+        Variant {
+            name: "feng-ared",
+            help: "self-configuring RED",
+            when: None,
+            parts: &[RED_SHAPE, RED_OPTIONS, FENG],
+        },
+    ],
+};
 
 /// A queue discipline as a scenario configures it.
 #[derive(Clone, Debug, PartialEq)]
@@ -180,22 +652,16 @@ impl QdiscSpec {
     /// the link itself is invalid: then only the table is checked).
     pub fn parse(cx: &mut Cx, v: &Value, path: &str, link: Option<LinkInfo>) -> Option<QdiscSpec> {
         let mut t = Table::new(cx, v, path)?;
-        let kind = t.req(cx, "kind", &format!("one of {}", config::quoted(QDISC_KINDS)), |v| {
-            parse_choice(v, QDISC_KINDS)
-        });
+        t.declare(QDISC.tag);
+        let kind = t.req(cx, "kind", |v| parse_choice(v, QDISC_KINDS));
         if let Some(kind) = kind {
-            t.declare(&qdisc_keys(kind));
+            t.declare_parts(QDISC.variant(kind, |_, _| false).parts);
         }
         // Disciplines with a standard default limit (CoDel, PIE, FQ-CoDel)
         // take it when none is given; the others need one.
         let limit = match kind.and_then(default_limit) {
             Some(default) => t.opt(cx, "limit", config::parse_limit).or(Some(default)),
-            None => t.req(
-                cx,
-                "limit",
-                "a buffer limit such as \"300pkt\", \"450000B\" or \"inf\"",
-                config::parse_limit,
-            ),
+            None => t.req(cx, "limit", config::parse_limit),
         };
         let spec = match kind {
             Some("droptail") => parse_droptail(cx, &mut t, limit),
@@ -305,9 +771,7 @@ fn parse_droptail(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<Qd
 }
 
 fn parse_bernoulli(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<QdiscSpec> {
-    let p = t.req(cx, "p", "the drop probability, a number in [0, 1]", |v| {
-        config::parse_real_in(v, 0.0, 1.0)
-    });
+    let p = t.req(cx, "p", |v| config::parse_real_in(v, 0.0, 1.0));
     let ecn = t.opt(cx, "ecn", parse_bool).unwrap_or(false);
     Some(QdiscSpec::Bernoulli(BernoulliParams {
         limit: limit?,
@@ -331,10 +795,11 @@ fn parse_ted(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<QdiscSp
         Some(dv) => {
             let path = t.key_path("deadlines");
             let mut d = Table::new(cx, dv, &path)?;
+            d.declare_parts(TED_DEADLINES.parts);
             let mut out = Vec::new();
-            for &class in CLASSES {
-                if let Some(x) = d.opt(cx, class, parse_duration) {
-                    out.push((class.to_string(), x));
+            for key in TED_DEADLINES.keys() {
+                if let Some(x) = d.opt(cx, key.name, parse_duration) {
+                    out.push((key.name.to_string(), x));
                 }
             }
             d.finish(cx);
@@ -492,20 +957,10 @@ fn parse_red(cx: &mut Cx, t: &mut Table, kind: &str, limit: Option<Limit>) -> Op
         set(cx, t, "w_q", &mut p.w_q, weight);
         p
     } else {
-        let min_th = t.req(
-            cx,
-            "min_th",
-            "the lower threshold, e.g. \"45pkt\" or \"auto\"",
-            threshold,
-        );
-        let max_th = t.req(
-            cx,
-            "max_th",
-            "the upper threshold, e.g. \"195pkt\" or \"auto\"",
-            threshold,
-        );
-        let max_p = t.req(cx, "max_p", "the drop probability at max_th, e.g. 0.1", real);
-        let w_q = t.req(cx, "w_q", "the averaging weight, e.g. 0.002, or \"auto\"", weight);
+        let min_th = t.req(cx, "min_th", threshold);
+        let max_th = t.req(cx, "max_th", threshold);
+        let max_p = t.req(cx, "max_p", real);
+        let w_q = t.req(cx, "w_q", weight);
         let (min_th, max_th, max_p, w_q) = (min_th?, max_th?, max_p?, w_q?);
         if kind == "feng-ared" {
             RedParams::feng(Limit::Unlimited, min_th, max_th, max_p, w_q)
@@ -604,6 +1059,7 @@ fn parse_feng(cx: &mut Cx, t: &mut Table, f: &mut FengParams) {
         return;
     }
     let Some(mut d) = Table::new(cx, v, &path) else { return };
+    d.declare_parts(DYNAMIC_THRESHOLDS.parts);
     let mut dynamic = DynThresholds::default();
     set(cx, &mut d, "p_low", &mut dynamic.p_low, real);
     set(cx, &mut d, "p_high", &mut dynamic.p_high, real);
@@ -652,7 +1108,7 @@ fn parse_red_tail(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<Qd
             None
         }
         None => {
-            t.report_missing(cx, "red", "queue 2's RED as a table, e.g. red = { kind = \"ared\" }");
+            t.report_missing(cx, "red");
             None
         }
     };

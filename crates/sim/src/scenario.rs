@@ -15,6 +15,9 @@ use crate::config::{
 };
 use crate::dist::{Dist, Quantity};
 pub use crate::qdiscs::QdiscSpec;
+use crate::qdiscs::QDISC;
+use crate::schema::{Key, TableDecl, Tagged, Ty, Variant};
+use crate::tcp::config::TCP;
 use crate::tcp::{RtoConfig, TcpConfig};
 
 #[derive(Clone, Debug)]
@@ -284,49 +287,241 @@ pub const TRAFFIC_KINDS: &[&str] = &[
     "onoff",
 ];
 
+/// Every traffic group, by `kind` (see `schema`): [`read_group`] reads
+/// the common keys, [`read_source`] exactly its kind's.
+pub const TRAFFIC: Tagged = Tagged {
+    id: "traffic",
+    title: "traffic group",
+    tag: &[Key::req("kind", Ty::Choice(TRAFFIC_KINDS), "the traffic model")],
+    common: GROUP,
+    variants: &[
+        Variant {
+            name: "ftp",
+            help: "bulk TCP",
+            when: None,
+            parts: &[&[Key::opt("size", Ty::Size, "unlimited", "a finite transfer of this many bytes")], TCP_APP],
+        },
+        Variant {
+            name: "file",
+            help: "repeated TCP transfers, each on a new connection",
+            when: None,
+            parts: &[
+                &[
+                    Key::req(
+                        "size",
+                        Ty::Dist(Quantity::Bytes),
+                        "the size of each transfer, e.g. \"100KB\", or a size distribution",
+                    ),
+                    Key::req(
+                        "gap",
+                        Ty::Dist(Quantity::Time),
+                        "the time from one transfer's end to the next one's start, e.g. \"1s\"",
+                    ),
+                ],
+                TCP_APP,
+            ],
+        },
+        Variant { name: "web", help: "HTTP/1.0 web sessions as ns-2's PagePool/WebTraf", when: None, parts: &[WEB, TCP_APP] },
+        Variant {
+            name: "http11",
+            help: "persistent HTTP/1.1 clients",
+            when: None,
+            parts: &[
+                &[
+                    Key::opt(
+                        "response_size",
+                        Ty::Dist(Quantity::Bytes),
+                        "Pareto, scale 2.3KB, shape 1.3",
+                        "the size of each response",
+                    ),
+                    Key::opt("think", Ty::Dist(Quantity::Time), "exponential, mean 50s", "the think time after a response"),
+                ],
+                TCP_APP,
+            ],
+        },
+        Variant {
+            name: "cbr",
+            help: "constant bit rate over UDP",
+            when: None,
+            parts: &[&[
+                Key::req("rate", Ty::Rate, "the sending rate, e.g. \"1Mbps\""),
+                Key::req("size", Ty::Size, "the packet size, e.g. \"1000B\""),
+                Key::opt("jitter", Ty::Bool, "false", "each gap is the interval +-50% uniform, as ns-2's random_"),
+            ]],
+        },
+        Variant {
+            name: "poisson",
+            help: "Poisson packet arrivals over UDP",
+            when: None,
+            parts: &[&[Key::req("rate", Ty::Rate, "the mean sending rate, e.g. \"9Mbps\"")], PACKET_SIZES],
+        },
+        Variant {
+            name: "batch-poisson",
+            help: "batches of packets arriving at once; give rate or gap",
+            when: None,
+            parts: &[
+                &[Key::req(
+                    "batch",
+                    Ty::Dist(Quantity::Count),
+                    "the number of packets per batch, e.g. 3, or a count distribution",
+                )],
+                PACKET_SIZES,
+                &[
+                    Key::opt("rate", Ty::Rate, "", "the mean bit rate, for Poisson batch times"),
+                    Key::opt("gap", Ty::Dist(Quantity::Time), "", "the time between batches, instead of rate"),
+                ],
+            ],
+        },
+        Variant {
+            name: "onoff",
+            help: "TCP with data only during ON periods",
+            when: Some(("transport", "tcp")),
+            parts: &[
+                ON_OFF,
+                &[Key::opt(
+                    "rate",
+                    Ty::Rate,
+                    "",
+                    "the application's rate during ON periods (ns-2's Application/Traffic on TCP); without it, unlimited data",
+                )],
+                TCP_APP,
+            ],
+        },
+        Variant {
+            name: "onoff",
+            help: "ON/OFF packets over UDP (transport \"udp\" or absent)",
+            when: None,
+            parts: &[
+                ON_OFF,
+                &[
+                    Key::req("rate", Ty::Rate, "the sending rate during ON periods, e.g. \"64kbps\""),
+                    Key::req("size", Ty::Size, "the packet size, e.g. \"210B\""),
+                ],
+            ],
+        },
+    ],
+};
+
 /// The keys of a `[[traffic]]` group of any kind, besides `kind`.
-const GROUP_KEYS: &[&str] = &["name", "count", "src", "dst", "start", "stop", "ted_deadline", "class"];
+const GROUP: &[Key] = &[
+    Key::req("name", Ty::Text, "a unique name for the group"),
+    Key::opt(
+        "count",
+        Ty::Whole { min: 1, max: MAX_FLOWS },
+        "1",
+        "the number of flows (web: sessions)",
+    ),
+    Key::opt(
+        "src",
+        ENDPOINTS,
+        "the dumbbell's senders",
+        "the node or nodes flows send from, used round-robin",
+    ),
+    Key::opt(
+        "dst",
+        ENDPOINTS,
+        "the dumbbell's receivers",
+        "the node or nodes flows send to, used round-robin",
+    ),
+    Key::opt(
+        "start",
+        Ty::Dist(Quantity::Time),
+        "uniform on [0, 1s]",
+        "when each flow starts",
+    ),
+    Key::opt("stop", Ty::Time, "", "when the flows stop (not for TCP groups)"),
+    Key::opt(
+        "ted_deadline",
+        Ty::Time,
+        "",
+        "the deadline of the group's packets at TED queues",
+    ),
+    Key::opt(
+        "class",
+        Ty::Choice(CLASSES),
+        "\"bulk\" for TCP ftp, file and onoff, else \"realtime\"",
+        "the traffic class, for per-class metrics and red-tail",
+    ),
+];
+const ENDPOINTS: Ty = Ty::AnyOf(&[Ty::Text, Ty::NonEmptyList(&Ty::Text)]);
 
 /// The keys every TCP application has (see [`read_tcp_app`]).
-const TCP_APP_KEYS: &[&str] = &["packet_size", "tcp"];
-
-/// The keys of a traffic source of `kind` (`tcp`: an `onoff` group with
-/// `transport = "tcp"`), declared before the source is read (see
-/// [`Table::declare`]); [`read_source`] reads exactly these.
-fn source_keys(kind: &str, tcp: bool) -> Vec<&'static str> {
-    let (keys, app): (&[&str], &[&str]) = match kind {
-        "ftp" => (&["size"], TCP_APP_KEYS),
-        "file" => (&["size", "gap"], TCP_APP_KEYS),
-        "web" => (
-            &[
-                "pages_per_session",
-                "inter_page",
-                "objects_per_page",
-                "inter_object",
-                "object_size",
-                "replace",
-                "response",
-            ],
-            TCP_APP_KEYS,
-        ),
-        "http11" => (&["response_size", "think"], TCP_APP_KEYS),
-        "cbr" => (&["rate", "size", "jitter"], &[]),
-        "poisson" => (&["rate", "size"], &[]),
-        "batch-poisson" => (&["batch", "size", "rate", "gap"], &[]),
-        "onoff" if tcp => (&["transport", "rate", "on", "off"], TCP_APP_KEYS),
-        "onoff" => (&["transport", "rate", "size", "on", "off"], &[]),
-        other => unreachable!("not a traffic kind: {other}"),
-    };
-    keys.iter().chain(app).copied().collect()
-}
-
-/// Every key a `[[traffic]]` group of `kind` (one of [`TRAFFIC_KINDS`]) may
-/// have besides `kind`; `tcp` is for `onoff` with `transport = "tcp"`.
-pub fn traffic_keys(kind: &str, tcp: bool) -> Vec<&'static str> {
-    let mut keys = GROUP_KEYS.to_vec();
-    keys.extend(source_keys(kind, tcp));
-    keys
-}
+const TCP_APP: &[Key] = &[
+    Key::opt(
+        "packet_size",
+        Ty::Dist(Quantity::Bytes),
+        "\"1460B\"",
+        "the payload of each data packet, at most 65495B (web, http11 and onoff with rate: one size)",
+    ),
+    Key::opt(
+        "tcp",
+        Ty::Table(&TCP),
+        "ns-2.35's, rwnd 10000pkt",
+        "the TCP sender's and sink's parameters",
+    ),
+];
+const PACKET_SIZES: &[Key] = &[Key::req(
+    "size",
+    Ty::Dist(Quantity::Bytes),
+    "the packet size, e.g. \"1000B\" or a size distribution",
+)];
+const ON_OFF: &[Key] = &[
+    Key::opt(
+        "transport",
+        Ty::Choice(&["udp", "tcp"]),
+        "\"udp\"",
+        "what carries the packets",
+    ),
+    Key::req(
+        "on",
+        Ty::Dist(Quantity::Time),
+        "the ON period length distribution, e.g. { dist = \"pareto\", shape = 1.5, mean = \"500ms\" }",
+    ),
+    Key::req(
+        "off",
+        Ty::Dist(Quantity::Time),
+        "the OFF period length distribution, e.g. { dist = \"pareto\", shape = 1.5, mean = \"500ms\" }",
+    ),
+];
+const WEB: &[Key] = &[
+    Key::opt(
+        "pages_per_session",
+        Ty::Dist(Quantity::Count),
+        "250",
+        "pages per session",
+    ),
+    Key::opt(
+        "inter_page",
+        Ty::Dist(Quantity::Time),
+        "exponential, mean 15s",
+        "from a page's end to the next page",
+    ),
+    Key::opt("objects_per_page", Ty::Dist(Quantity::Count), "1", "objects per page"),
+    Key::opt(
+        "inter_object",
+        Ty::Dist(Quantity::Time),
+        "exponential, mean 10ms",
+        "between a page's object launches",
+    ),
+    Key::opt(
+        "object_size",
+        Ty::Dist(Quantity::Count),
+        "pareto2, mean 12, shape 1.2",
+        "the response size in packets",
+    ),
+    Key::opt(
+        "replace",
+        Ty::Bool,
+        "true",
+        "a finished session is replaced, so that count stay active",
+    ),
+    Key::opt(
+        "response",
+        Ty::Choice(crate::web::WebResponse::NAMES),
+        "\"new-connection\"",
+        "whether a response travels on a connection of its own or on the request's",
+    ),
+];
 
 impl SourceSpec {
     pub fn kind(&self) -> &'static str {
@@ -411,27 +606,72 @@ impl Scenario {
     }
 }
 
+/// The keys of a scenario file's top level (see `schema`).
+pub const SCENARIO: TableDecl = TableDecl {
+    id: "scenario",
+    title: "scenario",
+    parts: &[&[
+        Key::opt("name", Ty::Text, "\"scenario\"", "the scenario's name, for reports"),
+        Key::req("duration", Ty::Time, "the simulated time, e.g. \"100s\""),
+        Key::opt("warmup", Ty::Time, "\"0s\"", "measurements cover [warmup, duration]"),
+        Key::opt(
+            "seed",
+            Ty::Whole { min: 0, max: u64::MAX },
+            "1",
+            "the run's seed; --seed overrides it",
+        ),
+        Key::req(
+            "topology",
+            Ty::Tagged(&TOPOLOGY),
+            "a [topology] table with kind = \"dumbbell\", \"chain\" or \"graph\"",
+        ),
+        Key::opt("trace", Ty::Table(&TRACE), "", "time series to sample"),
+        Key::req(
+            "traffic",
+            Ty::NonEmptyList(&Ty::Tagged(&TRAFFIC)),
+            "at least one [[traffic]] group is needed",
+        ),
+    ]],
+};
+
+pub const TRACE: TableDecl = TableDecl {
+    id: "trace",
+    title: "trace",
+    parts: &[&[
+        Key::req("interval", Ty::Time, "the sampling interval, e.g. \"100ms\""),
+        Key::opt(
+            "queues",
+            Ty::List(&Ty::Text),
+            "every queue the result reports",
+            "the queues whose backlog and discipline state are sampled",
+        ),
+        Key::opt(
+            "flows",
+            Ty::List(&Ty::Text),
+            "",
+            "TCP flows whose cwnd, ssthresh, srtt and RTO are sampled, e.g. [\"ftp[0]\"]",
+        ),
+    ]],
+};
+
 fn read_scenario(cx: &mut Cx, v: &Value) -> Option<Scenario> {
     let mut t = Table::new(cx, v, "")?;
+    t.declare_parts(SCENARIO.parts);
     let name = t.opt(cx, "name", parse_str).unwrap_or_else(|| "scenario".to_string());
-    let duration = t.req(cx, "duration", "the simulated time, e.g. \"100s\"", parse_duration);
+    let duration = t.req(cx, "duration", parse_duration);
     let warmup = t.opt(cx, "warmup", parse_duration).unwrap_or(Duration::ZERO);
     let seed = t.opt(cx, "seed", |v| parse_count(v, 0)).unwrap_or(1);
     let net = match t.raw("topology") {
         Some(tv) => read_topology(cx, tv, "topology"),
         None => {
-            t.report_missing(
-                cx,
-                "topology",
-                "a [topology] table with kind = \"dumbbell\", \"chain\" or \"graph\"",
-            );
+            t.report_missing(cx, "topology");
             None
         }
     };
     let trace_v = t.raw("trace");
     let traffic_v = t.raw("traffic");
     if traffic_v.is_none() {
-        t.report_missing(cx, "traffic", "at least one [[traffic]] group is needed");
+        t.report_missing(cx, "traffic");
     }
     t.finish(cx);
 
@@ -502,7 +742,8 @@ fn read_scenario(cx: &mut Cx, v: &Value) -> Option<Scenario> {
 
 fn read_trace(cx: &mut Cx, v: &Value, net: &NetSpec, groups: &[GroupSpec]) -> Option<TraceSpec> {
     let mut t = Table::new(cx, v, "trace")?;
-    let interval = t.req(cx, "interval", "the sampling interval, e.g. \"100ms\"", parse_duration);
+    t.declare_parts(TRACE.parts);
+    let interval = t.req(cx, "interval", parse_duration);
     let queues = t.opt(cx, "queues", |v| {
         let names = v
             .as_array()
@@ -662,11 +903,239 @@ pub const TOPOLOGY_KINDS: &[&str] = &["dumbbell", "chain", "graph"];
 pub const MAX_NODES: usize = 5000;
 pub const MAX_FLOWS: u64 = 1_000_000;
 
+/// Every topology, by `kind` (see `schema`).
+pub const TOPOLOGY: Tagged = Tagged {
+    id: "topology",
+    title: "topology",
+    tag: &[Key::req("kind", Ty::Choice(TOPOLOGY_KINDS), "the topology")],
+    common: &[],
+    variants: &[
+        Variant {
+            name: "dumbbell",
+            help: "hosts s0.. -> R1 -> bottleneck -> R2 -> hosts d0..",
+            when: None,
+            parts: &[DUMBBELL],
+        },
+        Variant {
+            name: "chain",
+            help: "routers R0..R(k-1) in a line, with hosts attached",
+            when: None,
+            parts: &[&[
+                Key::req(
+                    "routers",
+                    Ty::Whole {
+                        min: 2,
+                        max: MAX_NODES as u64,
+                    },
+                    "the number of routers R0..Rk in the line",
+                ),
+                Key::req(
+                    "links",
+                    Ty::List(&Ty::Table(&CHAIN_LINK)),
+                    "a list of { rate, delay, qdisc } tables, one per pair of neighbouring routers",
+                ),
+                Key::req(
+                    "hosts",
+                    Ty::List(&Ty::Table(&CHAIN_HOST)),
+                    "a list of { name, router, rate, delay } tables",
+                ),
+            ]],
+        },
+        Variant {
+            name: "graph",
+            help: "any nodes and links",
+            when: None,
+            parts: &[&[
+                Key::req("nodes", Ty::List(&Ty::Text), "a list of node names"),
+                Key::req(
+                    "links",
+                    Ty::List(&Ty::Table(&GRAPH_LINK)),
+                    "a list of { from, to, rate, delay, qdisc } tables",
+                ),
+            ]],
+        },
+    ],
+};
+
+const HOSTS: Ty = Ty::AnyOf(&[
+    Ty::Whole {
+        min: 1,
+        max: MAX_NODES as u64,
+    },
+    Ty::NonEmptyList(&Ty::Table(&HOST)),
+]);
+const DUMBBELL: &[Key] = &[
+    Key::req(
+        "senders",
+        HOSTS,
+        "the number of hosts or a list of { rate, delay } tables",
+    ),
+    Key::opt(
+        "receivers",
+        HOSTS,
+        "as many as senders",
+        "the receiving hosts, as senders",
+    ),
+    Key::opt(
+        "access_rate",
+        Ty::Rate,
+        "",
+        "the senders' access link rate, for hosts that do not give one",
+    ),
+    Key::opt(
+        "access_delay",
+        Ty::Dist(Quantity::Time),
+        "",
+        "the senders' access link delay, for hosts that do not give one; a distribution is drawn per host",
+    ),
+    Key::req(
+        "bottleneck",
+        Ty::Table(&BOTTLENECK),
+        "the bottleneck link as { rate = \"10Mbps\", delay = \"50ms\" }",
+    ),
+    Key::req(
+        "qdisc",
+        Ty::Tagged(&QDISC),
+        "the bottleneck queue discipline as a [topology.qdisc] table with kind and limit",
+    ),
+    Key::opt(
+        "reverse_qdisc",
+        Ty::Tagged(&QDISC),
+        "droptail, limit \"inf\"",
+        "the queue from R2 back to R1",
+    ),
+    Key::opt(
+        "access_qdisc",
+        Ty::Tagged(&QDISC),
+        "droptail, limit \"inf\"",
+        "the queue of every access link, both ways",
+    ),
+    Key::opt(
+        "receiver_rate",
+        Ty::Rate,
+        "10 x the bottleneck rate",
+        "the receivers' access link rate",
+    ),
+    Key::opt(
+        "receiver_delay",
+        Ty::Dist(Quantity::Time),
+        "\"0.1ms\"",
+        "the receivers' access link delay",
+    ),
+];
+
+/// One dumbbell host in a list of `senders` or `receivers`.
+pub const HOST: TableDecl = TableDecl {
+    id: "host",
+    title: "dumbbell host",
+    parts: &[&[
+        Key::opt(
+            "rate",
+            Ty::Rate,
+            "access_rate (receivers: receiver_rate)",
+            "the host's access link rate",
+        ),
+        Key::opt(
+            "delay",
+            Ty::Dist(Quantity::Time),
+            "access_delay (receivers: receiver_delay)",
+            "the host's access link delay",
+        ),
+    ]],
+};
+
+pub const BOTTLENECK: TableDecl = TableDecl {
+    id: "bottleneck",
+    title: "dumbbell bottleneck",
+    parts: &[
+        RATE_DELAY,
+        &[Key::opt(
+            "name",
+            Ty::Text,
+            "\"bottleneck\"",
+            "the queue's name (the reverse one adds _rev)",
+        )],
+    ],
+};
+
+/// Every link's rate, delay and MTU (see [`read_rate_delay`]).
+const RATE_DELAY: &[Key] = &[
+    Key::req("rate", Ty::Rate, "the link rate, e.g. \"10Mbps\""),
+    Key::req("delay", Ty::Time, "the one-way propagation delay, e.g. \"20ms\""),
+    Key::opt(
+        "mtu",
+        Ty::Size,
+        "\"1500B\"",
+        "the largest packet; CoDel and FQ-CoDel use it",
+    ),
+];
+/// The queues and names of a duplex link of a chain or graph (see [`read_duplex`]).
+const DUPLEX: &[Key] = &[
+    Key::opt(
+        "qdisc",
+        Ty::Tagged(&QDISC),
+        "droptail, limit \"inf\"",
+        "the queue at the link's start",
+    ),
+    Key::opt(
+        "reverse_qdisc",
+        Ty::Tagged(&QDISC),
+        "droptail, limit \"inf\"",
+        "the queue of the reverse direction",
+    ),
+    Key::opt("duplex", Ty::Bool, "true", "add the reverse direction"),
+    Key::opt("reverse_name", Ty::Text, "its ends, e.g. \"R1->R0\"", "the reverse queue's name"),
+];
+const LINK_NAME: &[Key] = &[Key::opt("name", Ty::Text, "its ends, e.g. \"R0->R1\"", "the queue's name")];
+
+pub const CHAIN_LINK: TableDecl = TableDecl {
+    id: "chain-link",
+    title: "chain link",
+    parts: &[RATE_DELAY, DUPLEX, LINK_NAME],
+};
+
+/// A chain host: its `name` also names its link's queue.
+pub const CHAIN_HOST: TableDecl = TableDecl {
+    id: "chain-host",
+    title: "chain host",
+    parts: &[
+        &[
+            Key::req("name", Ty::Text, "the host's name"),
+            Key::req(
+                "router",
+                Ty::Whole {
+                    min: 0,
+                    max: MAX_NODES as u64,
+                },
+                "the index of the router it attaches to (0 for R0)",
+            ),
+        ],
+        RATE_DELAY,
+        DUPLEX,
+    ],
+};
+
+pub const GRAPH_LINK: TableDecl = TableDecl {
+    id: "graph-link",
+    title: "graph link",
+    parts: &[
+        &[
+            Key::req("from", Ty::Text, "a node name"),
+            Key::req("to", Ty::Text, "a node name"),
+        ],
+        RATE_DELAY,
+        DUPLEX,
+        LINK_NAME,
+    ],
+};
+
 fn read_topology(cx: &mut Cx, v: &Value, path: &str) -> Option<NetSpec> {
     let mut t = Table::new(cx, v, path)?;
-    let kind = t.req(cx, "kind", &format!("one of {}", config::quoted(TOPOLOGY_KINDS)), |v| {
-        parse_choice(v, TOPOLOGY_KINDS)
-    });
+    t.declare(TOPOLOGY.tag);
+    let kind = t.req(cx, "kind", |v| parse_choice(v, TOPOLOGY_KINDS));
+    if let Some(kind) = kind {
+        t.declare_parts(TOPOLOGY.variant(kind, |_, _| false).parts);
+    }
     let net = match kind {
         Some("dumbbell") => read_dumbbell(cx, &mut t),
         Some("chain") => read_chain(cx, &mut t),
@@ -698,13 +1167,8 @@ impl RateDelay {
 pub const DEFAULT_MTU_BYTES: u32 = 1500;
 
 fn read_rate_delay(cx: &mut Cx, t: &mut Table) -> Option<RateDelay> {
-    let rate = t.req(cx, "rate", "the link rate, e.g. \"10Mbps\"", parse_link_rate);
-    let delay = t.req(
-        cx,
-        "delay",
-        "the one-way propagation delay, e.g. \"20ms\"",
-        parse_duration,
-    );
+    let rate = t.req(cx, "rate", parse_link_rate);
+    let delay = t.req(cx, "delay", parse_duration);
     let mtu = t.opt(cx, "mtu", config::parse_packet_size).unwrap_or(DEFAULT_MTU_BYTES);
     Some(RateDelay {
         rate_bps: rate?,
@@ -790,10 +1254,7 @@ fn read_hosts(cx: &mut Cx, t: &mut Table, key: &'static str, defaults: HostDefau
                 None => match default_count {
                     Some(n) => n,
                     None => {
-                        cx.err(
-                            &path,
-                            "missing; the number of hosts or a list of { rate, delay } tables",
-                        );
+                        t.report_missing(cx, key);
                         return None;
                     }
                 },
@@ -823,6 +1284,7 @@ fn read_hosts(cx: &mut Cx, t: &mut Table, key: &'static str, defaults: HostDefau
                 let Some(mut h) = Table::new(cx, item, &p) else {
                     continue;
                 };
+                h.declare_parts(HOST.parts);
                 let r = h.opt(cx, "rate", parse_rate).or(rate);
                 let d = match h.raw("delay") {
                     Some(dv) => Dist::parse(cx, dv, &h.key_path("delay"), Quantity::Time),
@@ -867,17 +1329,14 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
     let bottleneck = match t.raw("bottleneck") {
         Some(bv) => (|| {
             let mut b = Table::new(cx, bv, &t.key_path("bottleneck"))?;
+            b.declare_parts(BOTTLENECK.parts);
             let rd = read_rate_delay(cx, &mut b);
             let name = b.opt(cx, "name", parse_str).unwrap_or_else(|| "bottleneck".to_string());
             b.finish(cx);
             Some((rd?, name))
         })(),
         None => {
-            t.report_missing(
-                cx,
-                "bottleneck",
-                "the bottleneck link as { rate = \"10Mbps\", delay = \"50ms\" }",
-            );
+            t.report_missing(cx, "bottleneck");
             None
         }
     };
@@ -889,11 +1348,7 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
     let qdisc = match t.raw("qdisc") {
         Some(q) => QdiscSpec::parse(cx, q, &t.key_path("qdisc"), bottleneck_info),
         None => {
-            t.report_missing(
-                cx,
-                "qdisc",
-                "the bottleneck queue discipline as a [topology.qdisc] table with kind and limit",
-            );
+            t.report_missing(cx, "qdisc");
             None
         }
     };
@@ -997,7 +1452,7 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
 fn read_duplex(
     cx: &mut Cx,
     item: &Value,
-    path: &str,
+    (path, decl): (&str, &'static TableDecl),
     b: &mut NetBuilder,
     ends: impl FnOnce(&mut Cx, &mut Table, &mut NetBuilder) -> Option<(u32, u32)>,
     report: Report,
@@ -1005,6 +1460,7 @@ fn read_duplex(
     let Some(mut l) = Table::new(cx, item, path) else {
         return;
     };
+    l.declare_parts(decl.parts);
     let e = ends(cx, &mut l, b);
     let rd = read_rate_delay(cx, &mut l);
     let info = rd.as_ref().map(RateDelay::info);
@@ -1030,7 +1486,7 @@ fn read_duplex(
 }
 
 fn node_ref(cx: &mut Cx, t: &mut Table, key: &'static str, b: &NetBuilder) -> Option<u32> {
-    let name = t.req(cx, key, "a node name", parse_str)?;
+    let name = t.req(cx, key, parse_str)?;
     let idx = b.net.node_index(&name);
     if idx.is_none() {
         let all: Vec<&str> = b.net.nodes.iter().map(|n| n.name.as_str()).collect();
@@ -1042,25 +1498,27 @@ fn node_ref(cx: &mut Cx, t: &mut Table, key: &'static str, b: &NetBuilder) -> Op
     idx
 }
 
-fn read_list<'v>(cx: &mut Cx, t: &mut Table<'v>, key: &'static str, what: &str) -> Option<&'v Vec<Value>> {
+/// A required list; its declaration's help says what it is a list of.
+fn read_list<'v>(cx: &mut Cx, t: &mut Table<'v>, key: &'static str) -> Option<&'v Vec<Value>> {
     match t.raw(key) {
         Some(Value::Array(items)) => Some(items),
         Some(other) => {
+            let what = t.declared_key(key).map_or("a list", |k| k.help);
             cx.err(
                 &t.key_path(key),
-                format!("expected a list of {what}, got {}", config::show(other)),
+                format!("expected {what}, got {}", config::show(other)),
             );
             None
         }
         None => {
-            t.report_missing(cx, key, &format!("a list of {what}"));
+            t.report_missing(cx, key);
             None
         }
     }
 }
 
 fn read_chain(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
-    let routers = t.req(cx, "routers", "the number of routers R0..Rk in the line", |v| {
+    let routers = t.req(cx, "routers", |v| {
         parse_count(v, 2).and_then(|n| {
             if n as usize <= MAX_NODES {
                 Ok(n)
@@ -1071,13 +1529,8 @@ fn read_chain(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
             }
         })
     })?;
-    let links = read_list(
-        cx,
-        t,
-        "links",
-        "{ rate, delay, qdisc } tables, one per pair of neighbouring routers",
-    )?;
-    let hosts = read_list(cx, t, "hosts", "{ name, router, rate, delay } tables")?;
+    let links = read_list(cx, t, "links")?;
+    let hosts = read_list(cx, t, "hosts")?;
     if links.len() as u64 != routers - 1 {
         cx.err(
             &t.key_path("links"),
@@ -1097,7 +1550,7 @@ fn read_chain(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
         read_duplex(
             cx,
             item,
-            &format!("{}[{i}]", t.key_path("links")),
+            (&format!("{}[{i}]", t.key_path("links")), &CHAIN_LINK),
             &mut b,
             |_, _, _| Some((i as u32, i as u32 + 1)),
             Report::Always,
@@ -1108,24 +1561,19 @@ fn read_chain(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
         read_duplex(
             cx,
             item,
-            &path,
+            (&path, &CHAIN_HOST),
             &mut b,
             |cx, h, b| {
-                let name = h.req(cx, "name", "the host's name", parse_str);
-                let router = h.req(
-                    cx,
-                    "router",
-                    &format!("the index of the router it attaches to, 0..{}", routers - 1),
-                    |v| {
-                        parse_count(v, 0).and_then(|r| {
-                            if r < routers {
-                                Ok(r as u32)
-                            } else {
-                                Err(format!("expected a router index in 0..{}, got {r}", routers - 1))
-                            }
-                        })
-                    },
-                );
+                let name = h.req(cx, "name", parse_str);
+                let router = h.req(cx, "router", |v| {
+                    parse_count(v, 0).and_then(|r| {
+                        if r < routers {
+                            Ok(r as u32)
+                        } else {
+                            Err(format!("expected a router index in 0..{}, got {r}", routers - 1))
+                        }
+                    })
+                });
                 let name = name?;
                 if b.net.node_index(&name).is_some() {
                     cx.err(&h.key_path("name"), format!("\"{name}\" is already a node's name"));
@@ -1141,8 +1589,8 @@ fn read_chain(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
 }
 
 fn read_graph(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
-    let nodes = read_list(cx, t, "nodes", "node names")?;
-    let links = read_list(cx, t, "links", "{ from, to, rate, delay, qdisc } tables")?;
+    let nodes = read_list(cx, t, "nodes")?;
+    let links = read_list(cx, t, "links")?;
     let mut b = NetBuilder::new();
     for (i, n) in nodes.iter().enumerate() {
         match parse_str(n) {
@@ -1156,7 +1604,7 @@ fn read_graph(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
         read_duplex(
             cx,
             item,
-            &format!("{}[{i}]", t.key_path("links")),
+            (&format!("{}[{i}]", t.key_path("links")), &GRAPH_LINK),
             &mut b,
             |cx, l, b| {
                 let from = node_ref(cx, l, "from", b);
@@ -1240,11 +1688,10 @@ fn read_group(
     classes: &mut Vec<String>,
 ) -> Option<GroupSpec> {
     let mut t = Table::new(cx, v, path)?;
-    t.declare(GROUP_KEYS);
-    let name = t.req(cx, "name", "a unique name for the group", parse_str);
-    let kind = t.req(cx, "kind", &format!("one of {}", config::quoted(TRAFFIC_KINDS)), |v| {
-        parse_choice(v, TRAFFIC_KINDS)
-    });
+    t.declare(TRAFFIC.tag);
+    t.declare(TRAFFIC.common);
+    let name = t.req(cx, "name", parse_str);
+    let kind = t.req(cx, "kind", |v| parse_choice(v, TRAFFIC_KINDS));
     let count = t
         .opt(cx, "count", |v| {
             parse_count(v, 1).and_then(|n| {
@@ -1347,8 +1794,15 @@ fn read_group(
 }
 
 fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
-    let tcp_onoff = kind == "onoff" && t.opt(cx, "transport", |v| parse_choice(v, &["udp", "tcp"])) == Some("tcp");
-    t.declare(&source_keys(kind, tcp_onoff));
+    // `transport` chooses between the two `onoff` variants, so it is looked
+    // at before their keys are declared.
+    let transport = t.map_value("transport");
+    let variant = TRAFFIC.variant(kind, |key, value| key == "transport" && transport == Some(value));
+    t.declare_parts(variant.parts);
+    if kind == "onoff" {
+        t.opt(cx, "transport", |v| parse_choice(v, &["udp", "tcp"]));
+    }
+    let tcp_onoff = variant.when.is_some();
     let size_dist = |t: &mut Table, cx: &mut Cx| -> Option<Dist> {
         match t.raw("size") {
             Some(sv) => {
@@ -1372,7 +1826,7 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
                 Some(d)
             }
             None => {
-                t.report_missing(cx, "size", "the packet size, e.g. \"1000B\" or a size distribution");
+                t.report_missing(cx, "size");
                 None
             }
         }
@@ -1412,8 +1866,8 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
             });
         }
         "cbr" => {
-            let rate = t.req(cx, "rate", "the sending rate, e.g. \"1Mbps\"", parse_rate);
-            let size = t.req(cx, "size", "the packet size, e.g. \"1000B\"", config::parse_packet_size);
+            let rate = t.req(cx, "rate", parse_rate);
+            let size = t.req(cx, "size", config::parse_packet_size);
             let jitter = t.opt(cx, "jitter", parse_bool).unwrap_or(false);
             SourceSpec::Cbr {
                 rate_bps: rate?,
@@ -1422,7 +1876,7 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
             }
         }
         "poisson" => {
-            let rate = t.req(cx, "rate", "the mean sending rate, e.g. \"9Mbps\"", parse_rate);
+            let rate = t.req(cx, "rate", parse_rate);
             let size = size_dist(t, cx);
             SourceSpec::Poisson {
                 rate_bps: rate?,
@@ -1433,11 +1887,7 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
             let batch = match t.raw("batch") {
                 Some(bv) => Dist::parse(cx, bv, &t.key_path("batch"), Quantity::Count),
                 None => {
-                    t.report_missing(
-                        cx,
-                        "batch",
-                        "the number of packets per batch, e.g. 3, or a count distribution",
-                    );
+                    t.report_missing(cx, "batch");
                     None
                 }
             };
@@ -1577,22 +2027,14 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
             let size = match t.raw("size") {
                 Some(v) => Dist::parse(cx, v, &t.key_path("size"), Quantity::Bytes),
                 None => {
-                    t.report_missing(
-                        cx,
-                        "size",
-                        "the size of each transfer, e.g. \"100KB\", or a size distribution",
-                    );
+                    t.report_missing(cx, "size");
                     None
                 }
             };
             let gap = match t.raw("gap") {
                 Some(v) => Dist::parse(cx, v, &t.key_path("gap"), Quantity::Time),
                 None => {
-                    t.report_missing(
-                        cx,
-                        "gap",
-                        "the time from one transfer's end to the next one's start, e.g. \"1s\"",
-                    );
+                    t.report_missing(cx, "gap");
                     None
                 }
             };
@@ -1621,8 +2063,8 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
             // rate-limited application (see `TcpOnOff`).
             let rate = t.opt(cx, "rate", parse_rate);
             let paced = t.has("rate");
-            let on = t.req(cx, "on", "the ON period length distribution", |_| Ok(()));
-            let off = t.req(cx, "off", "the OFF period length distribution", |_| Ok(()));
+            let on = t.req(cx, "on", |_| Ok(()));
+            let off = t.req(cx, "off", |_| Ok(()));
             let period = |cx: &mut Cx, t: &mut Table, key: &'static str| {
                 let d = Dist::parse(cx, t.raw(key)?, &t.key_path(key), Quantity::Time)?;
                 match d.mean() {
@@ -1666,17 +2108,12 @@ fn read_source(cx: &mut Cx, t: &mut Table, kind: &str) -> Option<SourceSpec> {
             });
         }
         "onoff" => {
-            let rate = t.req(
-                cx,
-                "rate",
-                "the sending rate during ON periods, e.g. \"64kbps\"",
-                parse_rate,
-            );
-            let size = t.req(cx, "size", "the packet size, e.g. \"210B\"", config::parse_packet_size);
+            let rate = t.req(cx, "rate", parse_rate);
+            let size = t.req(cx, "size", config::parse_packet_size);
             let period = |t: &mut Table, cx: &mut Cx, key: &'static str| match t.raw(key) {
                 Some(pv) => Dist::parse(cx, pv, &t.key_path(key), Quantity::Time),
                 None => {
-                    t.report_missing(cx, key, &format!("the {} period length distribution, e.g. {{ dist = \"pareto\", shape = 1.5, mean = \"500ms\" }}", if key == "on" { "ON" } else { "OFF" }));
+                    t.report_missing(cx, key);
                     None
                 }
             };

@@ -1,19 +1,24 @@
-//! The keys of every queue discipline, traffic kind and `tcp` table: a
-//! missing required key is reported alone, at its path, and never makes the
-//! valid keys beside it look unknown.
+//! The keys of every table of a scenario: each reader reads exactly the keys
+//! its declaration lists (see `aqmlab_sim::schema`), a missing required key
+//! is reported alone, at its path, and never makes the valid keys beside it
+//! look unknown.
 //!
 //! Each case below is a table that sets every key of its kind to a valid
-//! value. Its key set is checked against the kind's declared list
-//! (`qdisc_keys`, `traffic_keys`, `TCP_KEYS`) and against the reader itself
-//! (the reader asks for no other key, and an invalid value of each listed
-//! key is an error at that key), so the lists cannot silently drift from
-//! the readers.
+//! value. Its key set is checked against the declaration and against the
+//! reader itself (the reader asks for no other key, an invalid value of each
+//! declared key is an error at that key, each key the declaration calls
+//! required is reported missing when left out and no other), so the
+//! declarations cannot silently drift from the readers.
 
 use std::collections::BTreeSet;
 
-use aqmlab_sim::qdiscs::{qdisc_keys, QDISC_KINDS};
-use aqmlab_sim::scenario::{traffic_keys, TRAFFIC_KINDS};
-use aqmlab_sim::tcp::config::TCP_KEYS;
+use aqmlab_sim::dist::DIST;
+use aqmlab_sim::qdiscs::{DYNAMIC_THRESHOLDS, QDISC, QDISC_KINDS, RED_QUEUE2, TED_DEADLINES};
+use aqmlab_sim::scenario::{
+    BOTTLENECK, CHAIN_HOST, CHAIN_LINK, GRAPH_LINK, HOST, SCENARIO, TOPOLOGY, TRACE, TRAFFIC, TRAFFIC_KINDS,
+};
+use aqmlab_sim::schema::{Key, TableDecl, Tagged, Ty};
+use aqmlab_sim::tcp::config::{RTO_FIXED, TCP};
 use aqmlab_sim::Scenario;
 use serde_json::{json, Map, Value};
 
@@ -48,27 +53,84 @@ fn errors(v: &Value) -> Vec<(String, String)> {
     }
 }
 
+/// Which declaration a table follows.
+#[derive(Clone, Copy)]
+enum Decl {
+    Table(&'static TableDecl),
+    Tagged(&'static Tagged),
+}
+
+impl Decl {
+    /// The declared keys of `table` (a tagged table's by its tag, and by
+    /// `transport` for `onoff`).
+    fn keys(self, table: &Map<String, Value>) -> Vec<&'static Key> {
+        match self {
+            Decl::Table(t) => t.keys().collect(),
+            Decl::Tagged(t) => {
+                let tag = t.tag[0].name;
+                let variant = t.variant(table[tag].as_str().unwrap(), |k, v| table.get(k) == Some(&json!(v)));
+                t.tag.iter().chain(t.common).chain(variant.keys()).collect()
+            }
+        }
+    }
+
+    /// `id` or `id:variant`, to match cases with declarations.
+    fn label(self, table: &Map<String, Value>) -> String {
+        match self {
+            Decl::Table(t) => t.id.to_string(),
+            Decl::Tagged(t) => {
+                let tag = t.tag[0].name;
+                let name = table[tag].as_str().unwrap();
+                let variant = t.variant(name, |k, v| table.get(k) == Some(&json!(v)));
+                format!(
+                    "{}:{name}{}",
+                    t.id,
+                    variant.when.map(|(_, v)| format!("({v})")).unwrap_or_default()
+                )
+            }
+        }
+    }
+}
+
 /// A table under test: where it sits in the scenario, a value for every
-/// key it may have, and which keys are required.
+/// key it may have, and the declaration it follows.
 struct Case {
     label: &'static str,
+    decl: Decl,
     /// The scenario holding the table.
     scenario: Value,
     /// JSON pointer to the table, e.g. `/topology/qdisc`.
     pointer: &'static str,
     /// The table's key path in error messages, e.g. `topology.qdisc`.
     path: &'static str,
-    required: &'static [&'static str],
     /// Keys the kind allows that this table cannot set together with the
     /// others (`stop` of a TCP group, `gap` beside `rate`).
     also_allowed: &'static [&'static str],
-    /// Required as a pair: exactly one of these must be given.
+    /// Optional, but exactly one of these must be given.
     either: &'static [&'static str],
-    /// The keys the kind declares (as the engine lists them).
-    declared: Vec<&'static str>,
+    /// Keys the reader lists as allowed that the declaration does not have
+    /// (queue 2 of red-tail reads a RED table with red-tail's limit and
+    /// refuses one of its own).
+    refused: &'static [&'static str],
 }
 
+/// The keys that say which variant a table is.
+const TAGS: &[&str] = &["kind", "dist"];
+
 impl Case {
+    fn new(label: &'static str, decl: Decl, scenario: Value, pointer: &'static str, path: &'static str) -> Case {
+        Case {
+            label,
+            decl,
+            scenario,
+            pointer,
+            path,
+            also_allowed: &[],
+            either: &[],
+            refused: &[],
+        }
+    }
+
     fn table(&self) -> &Map<String, Value> {
         self.scenario.pointer(self.pointer).and_then(Value::as_object).unwrap()
     }
@@ -81,7 +143,11 @@ impl Case {
     }
 
     fn key_path(&self, key: &str) -> String {
-        format!("{}.{key}", self.path)
+        if self.path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{}.{key}", self.path)
+        }
     }
 
     /// Every key the table may have: the ones it sets and `also_allowed`.
@@ -89,6 +155,24 @@ impl Case {
         let mut keys: BTreeSet<String> = self.table().keys().cloned().collect();
         keys.extend(self.also_allowed.iter().map(|k| k.to_string()));
         keys
+    }
+
+    /// The keys the declaration lists, and the ones the reader refuses.
+    fn declared(&self) -> BTreeSet<String> {
+        let declared = self.decl.keys(self.table()).into_iter().map(|k| k.name);
+        declared
+            .chain(self.refused.iter().copied())
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn required(&self) -> Vec<&'static str> {
+        self.decl
+            .keys(self.table())
+            .iter()
+            .filter(|k| k.required)
+            .map(|k| k.name)
+            .collect()
     }
 }
 
@@ -102,38 +186,29 @@ fn allowed_in(message: &str) -> BTreeSet<String> {
     list.split(", ").map(str::to_string).collect()
 }
 
-fn with_kind(keys: Vec<&'static str>) -> BTreeSet<String> {
-    keys.into_iter().chain(["kind"]).map(str::to_string).collect()
-}
-
-fn qdisc_case(label: &'static str, table: Value, required: &'static [&'static str]) -> Case {
-    let kind = table["kind"].as_str().unwrap();
-    Case {
+fn qdisc_case(label: &'static str, table: Value) -> Case {
+    Case::new(
         label,
-        declared: qdisc_keys(kind),
-        scenario: scenario(table, cbr()),
-        pointer: "/topology/qdisc",
-        path: "topology.qdisc",
-        required,
-        also_allowed: &[],
-        either: &[],
-    }
+        Decl::Tagged(&QDISC),
+        scenario(table, cbr()),
+        "/topology/qdisc",
+        "topology.qdisc",
+    )
 }
 
-fn traffic_case(label: &'static str, group: Value, required: &'static [&'static str]) -> Case {
+fn traffic_case(label: &'static str, group: Value) -> Case {
     let kind = group["kind"].as_str().unwrap();
     let tcp = ["ftp", "file", "web", "http11"].contains(&kind) || group["transport"] == "tcp";
-    Case {
+    let mut c = Case::new(
         label,
-        declared: traffic_keys(kind, group["transport"] == "tcp"),
-        scenario: scenario(droptail(), group),
-        pointer: "/traffic/0",
-        path: "traffic[0]",
-        required,
-        // TCP groups run to the end of the run: `stop` is read, and refused.
-        also_allowed: if tcp { &["stop"] } else { &[] },
-        either: &[],
-    }
+        Decl::Tagged(&TRAFFIC),
+        scenario(droptail(), group),
+        "/traffic/0",
+        "traffic[0]",
+    );
+    // TCP groups run to the end of the run: `stop` is read, and refused.
+    c.also_allowed = if tcp { &["stop"] } else { &[] };
+    c
 }
 
 /// Every key of the group table of any kind, with valid values.
@@ -178,58 +253,47 @@ fn merged(a: Value, b: Value) -> Value {
     Value::Object(m)
 }
 
-const RED_REQUIRED: &[&str] = &["kind", "limit", "min_th", "max_th", "max_p", "w_q"];
-
 fn qdisc_cases() -> Vec<Case> {
     let red = |kind: &str, extra: Value| merged(json!({ "kind": kind, "limit": "100pkt" }), merged(red_keys(), extra));
     let ared = json!({ "interval": "500ms", "alpha": 0.01, "beta": 0.9, "top": 0.5, "bottom": 0.01,
                        "update": "arrival", "gentle_slope": "initial" });
     let feng = json!({ "a": 3.0, "b": 2.0, "bottom": 0.001, "dynamic_thresholds":
                        { "p_low": 0.01, "p_high": 0.02, "w_p": 0.002, "interval": "500ms", "gamma": 0.05 } });
+    let ted = json!({ "kind": "ted", "limit": "100pkt", "mode": "ebd", "check": "arrival",
+                      "deadlines": { "bulk": "50ms", "realtime": "10ms" }, "default_deadline": "20ms" });
     let mut cases = vec![
         qdisc_case(
             "droptail",
             json!({ "kind": "droptail", "limit": "100pkt", "drop": "front" }),
-            &["kind", "limit"],
         ),
         qdisc_case(
             "bernoulli",
             json!({ "kind": "bernoulli", "limit": "100pkt", "p": 0.01, "ecn": true }),
-            &["kind", "limit", "p"],
         ),
-        qdisc_case("red", red("red", json!({})), RED_REQUIRED),
-        qdisc_case("ared", red("ared", ared), &["kind", "limit"]),
-        qdisc_case("feng-ared", red("feng-ared", feng), RED_REQUIRED),
+        qdisc_case("red", red("red", json!({}))),
+        qdisc_case("ared", red("ared", ared)),
+        qdisc_case("feng-ared", red("feng-ared", feng.clone())),
         qdisc_case(
             "red-tail",
             json!({ "kind": "red-tail", "limit": "100pkt", "red": { "kind": "ared" }, "min_th1": 5, "max_th1": "15pkt",
                     "c1_min": 0.1, "c1_max": 0.5, "queue1_classes": ["realtime"] }),
-            &["kind", "limit", "red"],
         ),
         qdisc_case(
             "blue",
             json!({ "kind": "blue", "limit": "100pkt", "d1": 0.02, "d2": 0.002, "freeze_time": "100ms",
                     "l_threshold": "40pkt", "ecn": true }),
-            &["kind", "limit"],
         ),
         qdisc_case(
             "sfb",
             json!({ "kind": "sfb", "limit": "100pkt", "target": "20pkt", "max": "25pkt", "increment": 0.0005,
                     "decrement": 0.0001, "penalty_rate": "10pps", "penalty_burst": "20pkt", "rehash_interval": "600s",
                     "warmup": "60s", "ecn": true }),
-            &["kind", "limit"],
         ),
-        qdisc_case(
-            "ted",
-            json!({ "kind": "ted", "limit": "100pkt", "mode": "ebd", "check": "arrival",
-                    "deadlines": { "bulk": "50ms", "realtime": "10ms" }, "default_deadline": "20ms" }),
-            &["kind", "limit"],
-        ),
+        qdisc_case("ted", ted.clone()),
         qdisc_case(
             "codel",
             json!({ "kind": "codel", "limit": "100pkt", "target": "5ms", "interval": "100ms", "ecn": true,
                     "ce_threshold": "1ms" }),
-            &["kind"],
         ),
         qdisc_case(
             "pie",
@@ -238,29 +302,58 @@ fn qdisc_cases() -> Vec<Case> {
                     "dq_rate_weight": 0.25, "mean_pktsize": "1000B", "derandomize": true,
                     "cap_drop_adjustment": false, "ecn": true, "mark_ecn_threshold": 0.1, "byte_mode": true,
                     "idle_decay_factor": 0.98 }),
-            &["kind"],
         ),
         qdisc_case(
             "fq_codel",
             json!({ "kind": "fq_codel", "limit": "100pkt", "flows": 64, "quantum": "1514B", "target": "5ms",
                     "interval": "100ms", "ecn": true, "ce_threshold": "1ms", "drop_batch": 32 }),
-            &["kind"],
+        ),
+        Case::new(
+            "feng-ared's dynamic_thresholds",
+            Decl::Table(&DYNAMIC_THRESHOLDS),
+            scenario(red("feng-ared", feng), cbr()),
+            "/topology/qdisc/dynamic_thresholds",
+            "topology.qdisc.dynamic_thresholds",
+        ),
+        Case::new(
+            "ted's deadlines",
+            Decl::Table(&TED_DEADLINES),
+            scenario(ted, cbr()),
+            "/topology/qdisc/deadlines",
+            "topology.qdisc.deadlines",
         ),
     ];
-    // Queue 2 of red-tail: a `red` table whose limit is red-tail's (the
-    // reader inserts it, so `limit` is allowed there and then refused).
-    let mut inner = red("red", json!({}));
-    inner.as_object_mut().unwrap().remove("limit");
-    cases.push(Case {
-        label: "red-tail's red",
-        declared: qdisc_keys("red"),
-        scenario: scenario(json!({ "kind": "red-tail", "limit": "100pkt", "red": inner }), cbr()),
-        pointer: "/topology/qdisc/red",
-        path: "topology.qdisc.red",
-        required: &["kind", "min_th", "max_th", "max_p", "w_q"],
-        also_allowed: &["limit"],
-        either: &[],
-    });
+    // Queue 2 of red-tail: a RED table without a limit (the reader inserts
+    // red-tail's, so `limit` is allowed there and then refused).
+    for (label, kind) in [
+        ("red-tail's red", "red"),
+        ("red-tail's ared", "ared"),
+        ("red-tail's feng-ared", "feng-ared"),
+    ] {
+        let mut inner = match kind {
+            "ared" => red(
+                "ared",
+                json!({ "interval": "500ms", "alpha": 0.01, "beta": 0.9, "top": 0.5, "bottom": 0.01,
+                                          "update": "arrival", "gentle_slope": "initial" }),
+            ),
+            "feng-ared" => red(
+                "feng-ared",
+                json!({ "a": 3.0, "b": 2.0, "bottom": 0.001, "dynamic_thresholds": true }),
+            ),
+            _ => red("red", json!({})),
+        };
+        inner.as_object_mut().unwrap().remove("limit");
+        let mut c = Case::new(
+            label,
+            Decl::Tagged(&RED_QUEUE2),
+            scenario(json!({ "kind": "red-tail", "limit": "100pkt", "red": inner }), cbr()),
+            "/topology/qdisc/red",
+            "topology.qdisc.red",
+        );
+        c.also_allowed = &["limit"];
+        c.refused = &["limit"];
+        cases.push(c);
+    }
     cases
 }
 
@@ -271,7 +364,6 @@ fn traffic_cases() -> Vec<Case> {
         traffic_case(
             "ftp",
             group("f", "ftp", merged(json!({ "size": "1MB" }), tcp_app.clone())),
-            &["name", "kind"],
         ),
         traffic_case(
             "file",
@@ -280,7 +372,6 @@ fn traffic_cases() -> Vec<Case> {
                 "file",
                 merged(json!({ "size": "100KB", "gap": "1s" }), tcp_app.clone()),
             ),
-            &["name", "kind", "size", "gap"],
         ),
         traffic_case(
             "web",
@@ -294,7 +385,6 @@ fn traffic_cases() -> Vec<Case> {
                     tcp_app.clone(),
                 ),
             ),
-            &["name", "kind"],
         ),
         traffic_case(
             "http11",
@@ -303,12 +393,10 @@ fn traffic_cases() -> Vec<Case> {
                 "http11",
                 merged(json!({ "response_size": "20KB", "think": "1s" }), tcp_app.clone()),
             ),
-            &["name", "kind"],
         ),
         traffic_case(
             "cbr",
             group("c", "cbr", json!({ "rate": "1Mbps", "size": "1000B", "jitter": true })),
-            &["name", "kind", "rate", "size"],
         ),
         traffic_case(
             "poisson",
@@ -317,7 +405,6 @@ fn traffic_cases() -> Vec<Case> {
                 "poisson",
                 json!({ "rate": "1Mbps", "size": { "dist": "exponential", "mean": "500B" } }),
             ),
-            &["name", "kind", "rate", "size"],
         ),
         traffic_case(
             "onoff (udp)",
@@ -329,7 +416,6 @@ fn traffic_cases() -> Vec<Case> {
                     on_off.clone(),
                 ),
             ),
-            &["name", "kind", "rate", "size", "on", "off"],
         ),
         traffic_case(
             "onoff (tcp)",
@@ -338,7 +424,6 @@ fn traffic_cases() -> Vec<Case> {
                 "onoff",
                 merged(merged(json!({ "transport": "tcp", "rate": "1Mbps" }), on_off), tcp_app),
             ),
-            &["name", "kind", "on", "off"],
         ),
     ];
     // Batches at a mean rate or with a gap distribution: one or the other.
@@ -353,14 +438,13 @@ fn traffic_cases() -> Vec<Case> {
                 "batch-poisson",
                 merged(json!({ "batch": 3, "size": "500B" }), timing),
             ),
-            &["name", "kind", "batch", "size"],
         );
         c.also_allowed = if label.contains("rate") { &["gap"] } else { &["rate"] };
         c.either = &["rate", "gap"];
         cases.push(c);
     }
-    let mut tcp = traffic_case("tcp table", group("f", "ftp", json!({ "tcp": full_tcp() })), &[]);
-    tcp.declared = TCP_KEYS.to_vec();
+    let mut tcp = traffic_case("tcp table", group("f", "ftp", json!({ "tcp": full_tcp() })));
+    tcp.decl = Decl::Table(&TCP);
     tcp.pointer = "/traffic/0/tcp";
     tcp.path = "traffic[0].tcp";
     tcp.also_allowed = &[];
@@ -368,31 +452,241 @@ fn traffic_cases() -> Vec<Case> {
     cases
 }
 
+/// Every distribution, as the size of a Poisson source's packets.
+fn dist_cases() -> Vec<Case> {
+    let cases: [(&'static str, Value, &'static [&'static str], &'static [&'static str]); 8] = [
+        ("constant", json!({ "dist": "constant", "value": "500B" }), &[], &[]),
+        (
+            "exponential",
+            json!({ "dist": "exponential", "mean": "500B" }),
+            &[],
+            &[],
+        ),
+        (
+            "pareto (scale)",
+            json!({ "dist": "pareto", "shape": 1.5, "scale": "200B" }),
+            &["mean"],
+            &["scale", "mean"],
+        ),
+        (
+            "pareto (mean)",
+            json!({ "dist": "pareto", "shape": 1.5, "mean": "600B" }),
+            &["scale"],
+            &["scale", "mean"],
+        ),
+        (
+            "pareto2",
+            json!({ "dist": "pareto2", "shape": 1.5, "mean": "600B" }),
+            &["scale"],
+            &["scale", "mean"],
+        ),
+        (
+            "uniform",
+            json!({ "dist": "uniform", "min": "40B", "max": "1500B" }),
+            &[],
+            &[],
+        ),
+        (
+            "lognormal (mu)",
+            json!({ "dist": "lognormal", "sigma": 0.5, "mu": 6.0 }),
+            &["mean"],
+            &["mu", "mean"],
+        ),
+        (
+            "lognormal (mean)",
+            json!({ "dist": "lognormal", "sigma": 0.5, "mean": "500B" }),
+            &["mu"],
+            &["mu", "mean"],
+        ),
+    ];
+    cases
+        .into_iter()
+        .map(|(label, size, also_allowed, either)| {
+            let group = json!({ "name": "p", "kind": "poisson", "rate": "1Mbps", "size": size });
+            let mut c = Case::new(
+                label,
+                Decl::Tagged(&DIST),
+                scenario(droptail(), group),
+                "/traffic/0/size",
+                "traffic[0].size",
+            );
+            c.also_allowed = also_allowed;
+            c.either = either;
+            c
+        })
+        .collect()
+}
+
+/// The scenario root, the trace and every topology table.
+fn scenario_cases() -> Vec<Case> {
+    let ftp = json!({ "name": "f", "kind": "ftp", "src": "s0", "dst": "d0" });
+    let root = json!({
+        "name": "all", "duration": "10s", "warmup": "1s", "seed": 7,
+        "topology": { "kind": "dumbbell", "senders": 1, "access_rate": "100Mbps", "access_delay": "5ms",
+                      "bottleneck": { "rate": "10Mbps", "delay": "20ms" }, "qdisc": droptail() },
+        "trace": { "interval": "100ms" },
+        "traffic": [ftp],
+    });
+    let mut traced = root.clone();
+    traced["trace"] = json!({ "interval": "100ms", "queues": ["bottleneck"], "flows": ["f[0]"] });
+    let dumbbell = json!({
+        "duration": "10s",
+        "topology": {
+            "kind": "dumbbell",
+            "senders": [ { "rate": "100Mbps", "delay": { "dist": "uniform", "min": "1ms", "max": "5ms" } } ],
+            "receivers": 1, "access_rate": "50Mbps", "access_delay": "5ms",
+            "bottleneck": { "rate": "10Mbps", "delay": "20ms", "mtu": "1500B", "name": "b" },
+            "qdisc": droptail(), "reverse_qdisc": droptail(), "access_qdisc": droptail(),
+            "receiver_rate": "1Gbps", "receiver_delay": "1ms",
+        },
+        "traffic": [cbr()],
+    });
+    let full_link = json!({ "rate": "10Mbps", "delay": "10ms", "mtu": "1500B", "qdisc": droptail(),
+                            "reverse_qdisc": droptail(), "duplex": true, "reverse_name": "back" });
+    let chain = json!({
+        "duration": "10s",
+        "topology": {
+            "kind": "chain", "routers": 3,
+            "links": [
+                { "rate": "10Mbps", "delay": "10ms" },
+                merged(full_link.clone(), json!({ "name": "fwd" })),
+            ],
+            "hosts": [
+                merged(full_link.clone(), json!({ "name": "h", "router": 0, "reverse_name": "h-back" })),
+                { "name": "a", "router": 0, "rate": "100Mbps", "delay": "1ms" },
+                { "name": "b", "router": 1, "rate": "100Mbps", "delay": "1ms" },
+            ],
+        },
+        "traffic": [ { "name": "c", "kind": "cbr", "rate": "1Mbps", "size": "1000B", "src": "a", "dst": "b" } ],
+    });
+    let graph = json!({
+        "duration": "10s",
+        "topology": {
+            "kind": "graph", "nodes": ["a", "b", "c"],
+            "links": [
+                merged(full_link, json!({ "from": "a", "to": "c", "name": "a-c" })),
+                { "from": "a", "to": "b", "rate": "10Mbps", "delay": "10ms" },
+            ],
+        },
+        "traffic": [ { "name": "c", "kind": "cbr", "rate": "1Mbps", "size": "1000B", "src": "a", "dst": "b" } ],
+    });
+    vec![
+        Case::new("scenario", Decl::Table(&SCENARIO), root.clone(), "", ""),
+        Case::new("trace", Decl::Table(&TRACE), traced, "/trace", "trace"),
+        Case::new(
+            "dumbbell",
+            Decl::Tagged(&TOPOLOGY),
+            dumbbell.clone(),
+            "/topology",
+            "topology",
+        ),
+        Case::new(
+            "bottleneck",
+            Decl::Table(&BOTTLENECK),
+            dumbbell.clone(),
+            "/topology/bottleneck",
+            "topology.bottleneck",
+        ),
+        Case::new(
+            "dumbbell host",
+            Decl::Table(&HOST),
+            dumbbell,
+            "/topology/senders/0",
+            "topology.senders[0]",
+        ),
+        Case::new("chain", Decl::Tagged(&TOPOLOGY), chain.clone(), "/topology", "topology"),
+        // The link off the path of the traffic, so that a broken one leaves it a route.
+        Case::new(
+            "chain link",
+            Decl::Table(&CHAIN_LINK),
+            chain.clone(),
+            "/topology/links/1",
+            "topology.links[1]",
+        ),
+        Case::new(
+            "chain host",
+            Decl::Table(&CHAIN_HOST),
+            chain,
+            "/topology/hosts/0",
+            "topology.hosts[0]",
+        ),
+        Case::new("graph", Decl::Tagged(&TOPOLOGY), graph.clone(), "/topology", "topology"),
+        Case::new(
+            "graph link",
+            Decl::Table(&GRAPH_LINK),
+            graph,
+            "/topology/links/0",
+            "topology.links[0]",
+        ),
+    ]
+}
+
+fn all_cases() -> Vec<Case> {
+    let mut cases = qdisc_cases();
+    cases.extend(traffic_cases());
+    cases.extend(dist_cases());
+    cases.extend(scenario_cases());
+    cases
+}
+
+/// `id` of every table and `id:variant` of every tagged alternative that a
+/// scenario can hold.
+fn declared_tables() -> BTreeSet<String> {
+    fn walk(ty: &Ty, out: &mut BTreeSet<String>) {
+        match *ty {
+            Ty::Table(t) if out.insert(t.id.to_string()) => t.keys().for_each(|k| walk(&k.ty, out)),
+            Ty::Tagged(t) if out.insert(t.id.to_string()) => {
+                for v in t.variants {
+                    let when = v.when.map(|(_, val)| format!("({val})")).unwrap_or_default();
+                    out.insert(format!("{}:{}{when}", t.id, v.name));
+                    v.keys().for_each(|k| walk(&k.ty, out));
+                }
+                t.common.iter().for_each(|k| walk(&k.ty, out));
+            }
+            Ty::Dist(_) => walk(&Ty::Tagged(&DIST), out),
+            Ty::List(item) | Ty::NonEmptyList(item) => walk(item, out),
+            Ty::AnyOf(tys) => tys.iter().for_each(|t| walk(t, out)),
+            _ => {}
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(&Ty::Table(&SCENARIO), &mut out);
+    out
+}
+
 // Tests
 
 #[test]
-fn test_every_kind_has_a_case() {
-    let labels: Vec<&str> = qdisc_cases().iter().chain(&traffic_cases()).map(|c| c.label).collect();
-    for kind in QDISC_KINDS.iter().chain(TRAFFIC_KINDS) {
-        assert!(
-            labels.iter().any(|l| l.split(' ').next() == Some(*kind)),
-            "no case for {kind}"
-        );
+fn test_every_declared_table_has_a_case() {
+    let covered: BTreeSet<String> = all_cases().iter().map(|c| c.decl.label(c.table())).collect();
+    let mut expected = declared_tables();
+    // Tagged tables themselves are covered through their variants.
+    for id in ["qdisc", "red-queue2", "traffic", "dist", "topology"] {
+        expected.remove(id);
     }
+    // `rto = { fixed = "40ms" }` is one value, read whole by `parse_rto`.
+    expected.remove(RTO_FIXED.id);
+    assert_eq!(covered, expected);
+}
+
+#[test]
+fn test_kind_lists_name_every_variant() {
+    // The readers look a kind's keys up by the name they accepted.
+    assert_eq!(QDISC.names(), QDISC_KINDS);
+    assert_eq!(TRAFFIC.names(), TRAFFIC_KINDS);
+    assert_eq!(TOPOLOGY.names(), aqmlab_sim::scenario::TOPOLOGY_KINDS);
+    assert_eq!(DIST.names(), aqmlab_sim::dist::DIST_NAMES);
+    let ted_classes: Vec<&str> = TED_DEADLINES.keys().map(|k| k.name).collect();
+    assert_eq!(ted_classes, aqmlab_sim::scenario::CLASSES);
 }
 
 #[test]
 fn test_each_case_sets_every_declared_key_and_validates() {
-    for c in qdisc_cases().iter().chain(&traffic_cases()) {
-        let declared = if c.label == "tcp table" {
-            c.declared.iter().map(|k| k.to_string()).collect()
-        } else {
-            with_kind(c.declared.clone())
-        };
+    for c in all_cases() {
         assert_eq!(
             c.allowed(),
-            declared,
-            "{}: the case's keys differ from the declared list",
+            c.declared(),
+            "{}: the case's keys differ from the declaration",
             c.label
         );
         assert_eq!(errors(&c.scenario), vec![], "{}", c.label);
@@ -402,8 +696,9 @@ fn test_each_case_sets_every_declared_key_and_validates() {
 #[test]
 fn test_reader_asks_for_no_undeclared_key() {
     // With every key set nothing stops the reader early: it asks for every
-    // key it knows, and the "allowed here" list shows them all.
-    for c in qdisc_cases().iter().chain(&traffic_cases()) {
+    // key it knows (one it asks for undeclared is an error of its own), and
+    // the "allowed here" list shows the declared keys.
+    for c in all_cases() {
         let v = c.with(|t| {
             t.insert("colour".into(), json!(1));
         });
@@ -417,7 +712,7 @@ fn test_reader_asks_for_no_undeclared_key() {
 #[test]
 fn test_reader_reads_every_declared_key() {
     // A declared key the reader never read would take any value in silence.
-    for c in qdisc_cases().iter().chain(&traffic_cases()) {
+    for c in all_cases() {
         for key in c.allowed() {
             let v = c.with(|t| {
                 t.insert(key.clone(), json!([[]]));
@@ -425,7 +720,8 @@ fn test_reader_reads_every_declared_key() {
             let es = errors(&v);
             let at = c.key_path(&key);
             assert!(
-                es.iter().any(|(p, _)| *p == at || p.starts_with(&format!("{at}."))),
+                es.iter()
+                    .any(|(p, _)| *p == at || p.starts_with(&format!("{at}.")) || p.starts_with(&format!("{at}["))),
                 "{}: an invalid {key} is not reported at {at}: {es:?}",
                 c.label
             );
@@ -435,10 +731,10 @@ fn test_reader_reads_every_declared_key() {
 
 #[test]
 fn test_missing_required_key_is_the_only_error() {
-    for c in qdisc_cases().iter().chain(&traffic_cases()) {
-        for key in c.required {
+    for c in all_cases() {
+        for key in c.required() {
             let v = c.with(|t| {
-                t.remove(*key);
+                t.remove(key);
             });
             let es = errors(&v);
             assert_eq!(es.len(), 1, "{} without {key}: {es:?}", c.label);
@@ -453,9 +749,10 @@ fn test_optional_keys_may_be_left_out() {
     // Leaving one out may break a rule between keys (ce_threshold needs
     // ecn), but is never reported as a missing key. (`transport` is left
     // aside: without it an onoff group is UDP, another set of keys.)
-    for c in qdisc_cases().iter().chain(&traffic_cases()) {
+    for c in all_cases() {
+        let required = c.required();
         for key in c.table().keys() {
-            if c.required.contains(&key.as_str()) || c.either.contains(&key.as_str()) || key == "transport" {
+            if required.contains(&key.as_str()) || c.either.contains(&key.as_str()) || key == "transport" {
                 continue;
             }
             let v = c.with(|t| {
@@ -470,6 +767,81 @@ fn test_optional_keys_may_be_left_out() {
             );
         }
     }
+}
+
+#[test]
+fn test_declared_defaults_are_the_readers() {
+    // A key set to its declared default (where that is a value, not words)
+    // reads as the key left out.
+    let read = |v: &Value| {
+        Scenario::from_value(v)
+            .map(|s| format!("{s:?}"))
+            .map_err(|e| format!("{e:?}"))
+    };
+    let mut checked = 0;
+    for c in all_cases() {
+        for k in c.decl.keys(c.table()) {
+            let Ok(default) = serde_json::from_str::<Value>(k.default) else {
+                continue;
+            };
+            // Without `transport` an onoff group is UDP, another set of keys.
+            if k.name == "transport" {
+                continue;
+            }
+            let without = read(&c.with(|t| {
+                t.remove(k.name);
+            }));
+            let with = read(&c.with(|t| {
+                t.insert(k.name.into(), default.clone());
+            }));
+            assert_eq!(with, without, "{}: {} = {}", c.label, k.name, k.default);
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "{checked}");
+}
+
+#[test]
+fn test_values_beyond_a_declared_range_are_refused() {
+    // The schema's minimum and maximum must never refuse what the engine
+    // accepts: just beyond each declared bound, the engine refuses too.
+    fn beyond(ty: &Ty, out: &mut Vec<Value>) {
+        match *ty {
+            Ty::Number(r) => {
+                if r.min.is_finite() {
+                    out.push(json!(if r.min_open { r.min } else { r.min - 1e-9 }));
+                }
+                if r.max.is_finite() {
+                    out.push(json!(if r.max_open { r.max } else { r.max + 1e-9 }));
+                }
+            }
+            Ty::Whole { min, max } => {
+                if min > 0 {
+                    out.push(json!(min - 1));
+                }
+                if max != u64::MAX {
+                    out.push(json!(max + 1));
+                }
+            }
+            Ty::AnyOf(tys) => tys.iter().for_each(|t| beyond(t, out)),
+            _ => {}
+        }
+    }
+    let mut checked = 0;
+    for c in all_cases() {
+        for k in c.decl.keys(c.table()) {
+            let mut values = Vec::new();
+            beyond(&k.ty, &mut values);
+            for value in values {
+                let v = c.with(|t| {
+                    t.insert(k.name.into(), value.clone());
+                });
+                assert!(!errors(&v).is_empty(), "{}: {} = {value} is accepted", c.label, k.name);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 50, "{checked}");
 }
 
 #[test]
@@ -494,10 +866,10 @@ fn test_one_of_rate_and_gap_is_required() {
 fn test_unknown_key_beside_a_missing_one_lists_every_allowed_key() {
     // The reader stops at the missing key; the keys it would have read
     // after it are still allowed, and listed.
-    for c in qdisc_cases().iter().chain(&traffic_cases()) {
-        for key in c.required.iter().filter(|k| **k != "kind") {
+    for c in all_cases() {
+        for key in c.required().into_iter().filter(|k| !TAGS.contains(k)) {
             let v = c.with(|t| {
-                t.remove(*key);
+                t.remove(key);
                 t.insert("colour".into(), json!(1));
             });
             let es = errors(&v);

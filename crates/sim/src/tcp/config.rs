@@ -135,40 +135,121 @@ impl Default for TcpConfig {
 use serde_json::Value;
 
 use crate::config::{self, parse_bool, parse_choice, parse_duration, Cx, Table};
+use crate::schema::{Key, TableDecl, Ty};
 
 /// The largest TCP header aqmlab accepts.
 pub const MAX_HEADER_BYTES: u32 = 1500;
 
-/// Every key of a `tcp` table, declared before it is read (see
-/// [`Table::declare`]); [`TcpConfig::parse`] reads exactly these.
-pub const TCP_KEYS: &[&str] = &[
-    "variant",
-    "initial_window",
-    "rwnd",
-    "initial_ssthresh",
-    "dupack_threshold",
-    "limited_transmit",
-    "rto",
-    "tick",
-    "min_rto",
-    "max_rto",
-    "initial_rto",
-    "slow_start_restart",
-    "ecn",
-    "ecn_negotiate",
-    "ecn_at_cwnd1",
-    "max_burst",
-    "syn",
-    "delayed_ack",
-    "delack_interval",
-    "header",
-];
+/// The keys of a `tcp` table (see `schema`); [`TcpConfig::parse`] reads
+/// exactly these.
+pub const TCP: TableDecl = TableDecl {
+    id: "tcp",
+    title: "tcp",
+    parts: &[&[
+        Key::opt(
+            "variant",
+            Ty::Choice(&["reno", "newreno", "sack"]),
+            "\"newreno\"",
+            "the congestion control, as ns-2's one-way agents",
+        ),
+        Key::opt(
+            "initial_window",
+            Ty::Whole {
+                min: 1,
+                max: u32::MAX as u64,
+            },
+            "2",
+            "packets in the first flight after the SYN's ACK",
+        ),
+        Key::opt("rwnd", Ty::Pkts, "\"10000pkt\"", "the receiver window"),
+        Key::opt(
+            "initial_ssthresh",
+            Ty::Pkts,
+            "rwnd",
+            "the initial slow-start threshold, at least 2 packets",
+        ),
+        Key::opt(
+            "dupack_threshold",
+            Ty::Whole {
+                min: 1,
+                max: u32::MAX as u64,
+            },
+            "3",
+            "duplicate ACKs that trigger fast retransmit",
+        ),
+        Key::opt("limited_transmit", Ty::Bool, "true", "RFC 3042"),
+        Key::opt(
+            "rto",
+            Ty::AnyOf(&[Ty::Choice(&["ns2", "rfc6298", "ted"]), Ty::Table(&RTO_FIXED)]),
+            "\"ns2\"",
+            "how the retransmission timeout is computed",
+        ),
+        Key::opt("tick", Ty::Time, "\"10ms\"", "the timer granularity of rto = \"ns2\""),
+        Key::opt("min_rto", Ty::Time, "\"200ms\" (rfc6298: \"1s\")", "the smallest RTO"),
+        Key::opt("max_rto", Ty::Time, "\"60s\"", "the largest RTO"),
+        Key::opt(
+            "initial_rto",
+            Ty::Time,
+            "\"3s\" (rfc6298: \"1s\")",
+            "the RTO before the first RTT sample",
+        ),
+        Key::opt("slow_start_restart", Ty::Bool, "true", "cwnd = 1 after an idle RTO"),
+        Key::opt(
+            "ecn",
+            Ty::Bool,
+            "false",
+            "ECN-capable packets, one window reduction per window of marks",
+        ),
+        Key::opt(
+            "ecn_negotiate",
+            Ty::Bool,
+            "true",
+            "packet 0 negotiates ECN and is not ECN-capable (ns-2.35)",
+        ),
+        Key::opt(
+            "ecn_at_cwnd1",
+            Ty::Choice(&["timeout", "ignore"]),
+            "\"timeout\"",
+            "what an ECN echo does with cwnd at 1",
+        ),
+        Key::opt(
+            "max_burst",
+            Ty::Whole {
+                min: 0,
+                max: u32::MAX as u64,
+            },
+            "0",
+            "packets per burst (0: no limit)",
+        ),
+        Key::opt("syn", Ty::Bool, "true", "open with a 40 B SYN"),
+        Key::opt(
+            "delayed_ack",
+            Ty::Bool,
+            "false",
+            "the sink ACKs every second in-order packet",
+        ),
+        Key::opt("delack_interval", Ty::Time, "\"100ms\"", "the delayed-ACK timer"),
+        Key::opt(
+            "header",
+            Ty::Size,
+            "\"40B\"",
+            "the header of data packets, at most 1500B",
+        ),
+    ]],
+};
+
+/// `rto = { fixed = "40ms" }`.
+pub const RTO_FIXED: TableDecl = TableDecl {
+    id: "rto-fixed",
+    title: "a fixed RTO",
+    parts: &[&[Key::req("fixed", Ty::Time, "the RTO, still doubled by backoff")]],
+};
 
 impl TcpConfig {
     /// Reads a group's `tcp` table over the defaults.
     pub fn parse(cx: &mut Cx, v: &Value, path: &str) -> Option<TcpConfig> {
         let mut t = Table::new(cx, v, path)?;
-        t.declare(TCP_KEYS);
+        t.declare_parts(TCP.parts);
         let mut c = TcpConfig::default();
         let set_u32 = |cx: &mut Cx, t: &mut Table, key: &'static str, field: &mut u32, min: u64| {
             if let Some(n) = t.opt(cx, key, |v| {
