@@ -439,7 +439,8 @@ fn read_scenario(cx: &mut Cx, v: &Value) -> Option<Scenario> {
     if duration == Duration::ZERO {
         cx.err("duration", "must be longer than 0s");
     }
-    if warmup >= duration {
+    // A zero duration is reported above; the warmup is judged against a real one.
+    if duration > Duration::ZERO && warmup >= duration {
         cx.err(
             "warmup",
             format!(
@@ -790,10 +791,8 @@ fn read_hosts(cx: &mut Cx, t: &mut Table, key: &'static str, defaults: HostDefau
                 None => match default_count {
                     Some(n) => n,
                     None => {
-                        cx.err(
-                            &path,
-                            "missing; the number of hosts or a list of { rate, delay } tables",
-                        );
+                        // Through the table, so that a misspelling of the key replaces this error.
+                        t.report_missing(cx, key, "the number of hosts or a list of { rate, delay } tables");
                         return None;
                     }
                 },
