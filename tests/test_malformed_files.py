@@ -51,6 +51,8 @@ EXPECTED: dict[str, list[str]] = {
     "s-range-count-zero.toml": ["traffic[0].count: expected a whole number >= 1, got 0"],
     "s-range-zero-duration.toml": ["duration: must be longer than 0s"],
     "s-range-negative-seed.toml": ["seed: expected a whole number >= 0, got -1"],
+    "s-range-access-rate-below-1bps.toml": ['topology.access_rate: "1e-308Mbps" is not a whole number of bits per second',
+                                            "at least 1bps"],
     # Huge numbers, NaN, infinities.
     "s-huge-float.toml": ["traffic[0].rate", '"1e308Mbps" is too large; at most 1e6Gbps'],
     "s-huge-time.toml": ["duration", '"1e308s" is too large; at most 1e9s'],
