@@ -24,6 +24,7 @@ import json
 import math
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -430,10 +431,18 @@ def cli_check(seed: Seed, data: bytes, tmp: Path) -> tuple[int, str]:
         commands = [["validate", str(path)], ["run", str(path), *short]]
     else:
         commands = [["sweep", str(path), "--quiet", "--jobs", "1", "--store", str(tmp / "cli.duckdb")]]
+    try:
+        return _run_commands(commands, seed.base_dir)
+    finally:
+        for p in tmp.glob("cli.duckdb*"):  # the store, its WAL and its series folder
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
+
+
+def _run_commands(commands: list[list[str]], cwd: Path) -> tuple[int, str]:
     worst = 0
     for args in commands:
-        r = subprocess.run([sys.executable, "-m", "aqmlab", *args], capture_output=True, text=True,
-                           cwd=seed.base_dir, timeout=120)
+        r = subprocess.run([sys.executable, "-m", "aqmlab", *args], capture_output=True, text=True, cwd=cwd,
+                           timeout=120)
         out = r.stdout + r.stderr
         allowed = {0, 2} if args[0] != "sweep" else {0, 1, 2}  # sweep: 1 = some runs failed on their own
         if r.returncode not in allowed:
@@ -445,8 +454,6 @@ def cli_check(seed: Seed, data: bytes, tmp: Path) -> tuple[int, str]:
         worst = max(worst, r.returncode)
         if r.returncode == 2:
             break  # validate rejected it: run would say the same
-    for p in tmp.glob("cli.duckdb*"):
-        p.unlink()
     return worst, ""
 
 
