@@ -207,6 +207,9 @@ impl<'v> Table<'v> {
 /// The allowed word closest to `word` by edit distance, if close enough to
 /// be a likely misspelling; on a tie, the first in `allowed`.
 pub fn nearest<'a>(word: &str, allowed: &[&'a str]) -> Option<&'a str> {
+    if let Some(same) = allowed.iter().find(|a| a.eq_ignore_ascii_case(word)) {
+        return Some(same); // "START" for "start"
+    }
     let (best, d) = allowed
         .iter()
         .map(|a| (*a, edit_distance(word, a)))
@@ -517,6 +520,7 @@ mod test {
         assert_eq!(nearest("mx", &["max", "min"]), Some("max"));
         assert_eq!(nearest("bottlenek", &["bottleneck"]), Some("bottleneck"));
         assert_eq!(nearest("delayed_akc", &["delayed_ack"]), Some("delayed_ack"));
+        assert_eq!(nearest("PACKET_SIZE", &["packet_size", "size"]), Some("packet_size"));
     }
 
     #[test]
