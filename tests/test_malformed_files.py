@@ -89,7 +89,8 @@ EXPECTED: dict[str, list[str]] = {
     # Experiments.
     "e-scenario-file-missing.toml": ["scenario: no-such-scenario.toml: cannot read the scenario file"],
     "e-base-invalid.toml": ["topology.sendrs: unknown key", 'did you mean "senders"'],
-    "e-key-misspelt.toml": ["replicatons: unknown key; allowed: name, scenario, replications"],
+    "e-key-misspelt.toml": ['replicatons: unknown key; did you mean "replications"?',
+                            "(allowed here: name, scenario, replications"],
     "e-replications-zero.toml": ["replications: must be a whole number from 1 to 100000, got 0"],
     "e-replications-string.toml": ["replications: must be a whole number from 1 to 100000, got '3'"],
     "e-seed-2-64.toml": ["seed: must be a whole number from 0 to 2^63 - 1, got 18446744073709551616"],

@@ -24,6 +24,7 @@ same traffic, which narrows the confidence interval of their differences.
 from __future__ import annotations
 
 import copy
+import difflib
 import hashlib
 import itertools
 import json
@@ -144,7 +145,9 @@ class Experiment:
         problems: list[tuple[str, str]] = []
         for k in data:
             if k not in _KEYS:
-                problems.append((k, f"unknown key; allowed: {', '.join(_KEYS)}"))
+                guess = difflib.get_close_matches(k, _KEYS, n=1, cutoff=0.75)
+                hint = f"; did you mean \"{guess[0]}\"?" if guess else ""
+                problems.append((k, f"unknown key{hint} (allowed here: {', '.join(_KEYS)})"))
         base = cls._base(data.get("scenario"), Path(base_dir), problems)
         reps = data.get("replications", 1)
         if isinstance(reps, bool) or not isinstance(reps, int) or not 1 <= reps <= 100_000:
