@@ -103,6 +103,8 @@ EXPECTED: dict[str, list[str]] = {
     "e-sweep-empty.toml": ['sweep."duration": must be a non-empty list'],
     "e-sweep-nan.toml": ["traffic[0].count: nan is not allowed; numbers must be finite"],
     "e-labels-mismatch.toml": ['sweep."duration".labels: must be 2 strings, one per value'],
+    "e-sweep-too-many-points.toml": ["sweep: makes 2000000 points (10 x 10 x 10 x 10 x 2 x 10 x 10)",
+                                     "at most 100000 points"],
     "e-zip-unequal.toml": ["zip[0]: axes that move together need equal lengths, got [2, 3]"],
     "e-zip-unswept.toml": ['zip[0]: "warmup" is not a swept key path'],
     "e-truncated.toml": ["e-truncated.toml: TOML syntax error"],

@@ -28,6 +28,7 @@ import difflib
 import hashlib
 import itertools
 import json
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,11 @@ from aqmlab.exceptions import ConfigError
 from aqmlab.scenario import Scenario, parse_assignments
 
 _KEYS = ("name", "scenario", "replications", "seed", "metrics", "sweep", "zip", "warmup")
+# Every point is checked and every run listed before the first one starts,
+# so a cross product that has grown by mistake (an axis left out of its zip
+# group) is refused rather than left to fill the memory.
+MAX_POINTS = 100_000
+MAX_RUNS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -183,6 +189,12 @@ class Experiment:
             text = text.rstrip("\n") + "\n\n# Run with these overrides of the base scenario (aqmlab sweep --set):\n" + \
                 "".join(f"#   {a}\n" for a in assignments)
         exp = cls(name, base, axes, zips, reps, seed, metrics, source, text)
+        points = math.prod(len(g[0].values) for g in exp._groups())
+        if points > MAX_POINTS or points * reps > MAX_RUNS:
+            sizes = " x ".join(str(len(g[0].values)) for g in exp._groups())
+            raise ConfigError([("sweep", f"makes {points} points ({sizes}) x {reps} replications = {points * reps} "
+                                         f"runs; at most {MAX_POINTS} points and {MAX_RUNS} runs (axes listed "
+                                         "together in zip move together instead of multiplying)")])
         exp._check_points()
         return exp
 
@@ -302,6 +314,14 @@ class Experiment:
     def points(self) -> list[Point]:
         """The sweep points, in order: cross product over the groups (a zip
         group or a lone axis), the first axis varying slowest."""
+        choices = [[tuple((a.path, a.values[i], a.labels[i]) for a in g) for i in range(len(g[0].values))]
+                   for g in self._groups()]
+        return [Point(i, tuple(s for part in combo for s in part)) for i, combo in
+                enumerate(itertools.product(*choices))]
+
+    def _groups(self) -> list[list[Axis]]:
+        """The axes grouped as they vary: a zip group together, every other
+        axis alone, in the order of their first axis."""
         by_path = {a.path: a for a in self.axes}
         groups: list[list[Axis]] = []
         placed: set[str] = set()
@@ -310,10 +330,7 @@ class Experiment:
                 group = next((g for g in self.zips if a.path in g), [a.path])
                 groups.append([by_path[p] for p in group])
                 placed.update(group)
-        choices = [[tuple((a.path, a.values[i], a.labels[i]) for a in g) for i in range(len(g[0].values))]
-                   for g in groups]
-        return [Point(i, tuple(s for part in combo for s in part)) for i, combo in
-                enumerate(itertools.product(*choices))]
+        return groups
 
     def scenario(self, point: Point) -> Scenario:
         return self.base.with_(**{path: copy.deepcopy(value) for path, value, _ in point.settings})
