@@ -68,6 +68,9 @@ def main() -> int:
 
     crashes = tally.crashes + cli_problems
     args.out.mkdir(parents=True, exist_ok=True)
+    for i, (name, data, seconds) in enumerate(tally.slow):
+        (args.out / f"slow-{i}.toml").write_bytes(data)
+        print(f"slow: a mutant of {name} took {seconds:.0f} s (slow-{i}.toml)")
     for i, (name, data, detail) in enumerate(crashes):
         (args.out / f"crash-{i}.toml").write_bytes(data)
         (args.out / f"crash-{i}.txt").write_text(f"{name}\n{detail}\n")

@@ -27,6 +27,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 import traceback
 from dataclasses import dataclass, field
@@ -457,11 +458,15 @@ def _run_commands(commands: list[list[str]], cwd: Path) -> tuple[int, str]:
     return worst, ""
 
 
+SLOW_S = 10.0  # a mutant that takes longer than this to check is listed
+
+
 @dataclass
 class Tally:
     mutants: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
     crashes: list[tuple[str, bytes, str]] = field(default_factory=list)
+    slow: list[tuple[str, bytes, float]] = field(default_factory=list)  # (seed, mutant, seconds) over SLOW_S
     messages: list[tuple[str, str]] = field(default_factory=list)
 
     def add(self, seed: Seed, data: bytes, out: Outcome) -> None:
@@ -482,7 +487,10 @@ def campaign(n: int, seed_value: int, tmp: Path, *, studies: bool = True, run: b
     for i in range(n):
         s = pool[i % len(pool)]
         data = mutant(s, rng)
+        start = time.monotonic()
         tally.add(s, data, check(s, data, tmp, run=run))
+        if time.monotonic() - start > SLOW_S:
+            tally.slow.append((s.name, data, time.monotonic() - start))
         if on_each is not None:
             on_each(i, tally)
     return tally
