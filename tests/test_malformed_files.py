@@ -88,6 +88,7 @@ EXPECTED: dict[str, list[str]] = {
     "s-binary.toml": ["s-binary.toml: not a UTF-8 text file"],
     # Experiments.
     "e-scenario-file-missing.toml": ["scenario: no-such-scenario.toml: cannot read the scenario file"],
+    "e-scenario-path-nul.toml": ["scenario: 'mm1k\\x00.toml': cannot read the scenario file: embedded null byte"],
     "e-base-invalid.toml": ["topology.sendrs: unknown key", 'did you mean "senders"'],
     "e-key-misspelt.toml": ['replicatons: unknown key; did you mean "replications"?',
                             "(allowed here: name, scenario, replications"],

@@ -132,6 +132,8 @@ class Experiment:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
             raise ConfigError([("", f"{path}: cannot read the experiment file: {e}")]) from None
+        except ValueError as e:  # a path no system call takes, e.g. one with a NUL character
+            raise ConfigError([("", f"{str(path)!r}: cannot read the experiment file: {e}")]) from None
         return cls.from_toml(text, base_dir=path.parent, source=str(path), assignments=assignments)
 
     @classmethod

@@ -89,6 +89,8 @@ class Scenario:
             raise ConfigError([("", f"{path}: cannot read the scenario file: {e.strerror or e}")]) from None
         except UnicodeDecodeError as e:
             raise ConfigError([("", f"{path}: not a UTF-8 text file ({e.reason})")]) from None
+        except ValueError as e:  # a path no system call takes, e.g. one with a NUL character
+            raise ConfigError([("", f"{str(path)!r}: cannot read the scenario file: {e}")]) from None
         return cls.loads(text, source=str(path))
 
     @classmethod
