@@ -24,9 +24,11 @@ same traffic, which narrows the confidence interval of their differences.
 from __future__ import annotations
 
 import copy
+import difflib
 import hashlib
 import itertools
 import json
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +66,11 @@ KEYS: dict[str, dict[str, Any]] = {
                "description": "the base scenario's warmup, replaced"},
 }
 _KEYS = tuple(KEYS)
+# Every point is checked and every run listed before the first one starts,
+# so a cross product that has grown by mistake (an axis left out of its zip
+# group) is refused rather than left to fill the memory.
+MAX_POINTS = 100_000
+MAX_RUNS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -152,6 +159,8 @@ class Experiment:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
             raise ConfigError([("", f"{path}: cannot read the experiment file: {e}")]) from None
+        except ValueError as e:  # a path no system call takes, e.g. one with a NUL character
+            raise ConfigError([("", f"{str(path)!r}: cannot read the experiment file: {e}")]) from None
         return cls.from_toml(text, base_dir=path.parent, source=str(path), assignments=assignments)
 
     @classmethod
@@ -171,7 +180,9 @@ class Experiment:
         problems: list[tuple[str, str]] = []
         for k in data:
             if k not in _KEYS:
-                problems.append((k, f"unknown key; allowed: {', '.join(_KEYS)}"))
+                guess = difflib.get_close_matches(k, _KEYS, n=1, cutoff=0.75)
+                hint = f"; did you mean \"{guess[0]}\"?" if guess else ""
+                problems.append((k, f"unknown key{hint} (allowed here: {', '.join(_KEYS)})"))
         base = cls._base(data.get("scenario"), Path(base_dir), problems)
         reps = data.get("replications", 1)
         if isinstance(reps, bool) or not isinstance(reps, int) or not 1 <= reps <= 100_000:
@@ -207,6 +218,12 @@ class Experiment:
             text = text.rstrip("\n") + "\n\n# Run with these overrides of the base scenario (aqmlab sweep --set):\n" + \
                 "".join(f"#   {a}\n" for a in assignments)
         exp = cls(name, base, axes, zips, reps, seed, metrics, source, text)
+        points = math.prod(len(g[0].values) for g in exp._groups())
+        if points > MAX_POINTS or points * reps > MAX_RUNS:
+            sizes = " x ".join(str(len(g[0].values)) for g in exp._groups())
+            raise ConfigError([("sweep", f"makes {points} points ({sizes}) x {reps} replications = {points * reps} "
+                                         f"runs; at most {MAX_POINTS} points and {MAX_RUNS} runs (axes listed "
+                                         "together in zip move together instead of multiplying)")])
         exp._check_points()
         return exp
 
@@ -326,6 +343,14 @@ class Experiment:
     def points(self) -> list[Point]:
         """The sweep points, in order: cross product over the groups (a zip
         group or a lone axis), the first axis varying slowest."""
+        choices = [[tuple((a.path, a.values[i], a.labels[i]) for a in g) for i in range(len(g[0].values))]
+                   for g in self._groups()]
+        return [Point(i, tuple(s for part in combo for s in part)) for i, combo in
+                enumerate(itertools.product(*choices))]
+
+    def _groups(self) -> list[list[Axis]]:
+        """The axes grouped as they vary: a zip group together, every other
+        axis alone, in the order of their first axis."""
         by_path = {a.path: a for a in self.axes}
         groups: list[list[Axis]] = []
         placed: set[str] = set()
@@ -334,10 +359,7 @@ class Experiment:
                 group = next((g for g in self.zips if a.path in g), [a.path])
                 groups.append([by_path[p] for p in group])
                 placed.update(group)
-        choices = [[tuple((a.path, a.values[i], a.labels[i]) for a in g) for i in range(len(g[0].values))]
-                   for g in groups]
-        return [Point(i, tuple(s for part in combo for s in part)) for i, combo in
-                enumerate(itertools.product(*choices))]
+        return groups
 
     def scenario(self, point: Point) -> Scenario:
         return self.base.with_(**{path: copy.deepcopy(value) for path, value, _ in point.settings})

@@ -89,6 +89,8 @@ class Scenario:
             raise ConfigError([("", f"{path}: cannot read the scenario file: {e.strerror or e}")]) from None
         except UnicodeDecodeError as e:
             raise ConfigError([("", f"{path}: not a UTF-8 text file ({e.reason})")]) from None
+        except ValueError as e:  # a path no system call takes, e.g. one with a NUL character
+            raise ConfigError([("", f"{str(path)!r}: cannot read the scenario file: {e}")]) from None
         return cls.loads(text, source=str(path))
 
     @classmethod
@@ -137,10 +139,12 @@ class Scenario:
 
     def to_json(self) -> str:
         """The scenario as the engine reads it. Raises :class:`ConfigError`
-        for values JSON cannot carry (NaN, infinity), naming their key."""
-        bad = list(_non_finite(self._data, ""))
+        for values the engine cannot read as given (NaN, infinity, whole
+        numbers beyond 64 bits, which it would see rounded), naming their
+        key."""
+        bad = list(_unreadable(self._data, ""))
         if bad:
-            raise ConfigError([(p, f"{v!r} is not allowed; numbers must be finite") for p, v in bad])
+            raise ConfigError(bad)
         return json.dumps(self._data, default=str, allow_nan=False)
 
     @property
@@ -168,16 +172,20 @@ class Scenario:
         return f"<Scenario {self.name!r}{src}>"
 
 
-def _non_finite(node: Any, path: str):
-    """(key path, value) of every NaN or infinite float in a tree."""
+def _unreadable(node: Any, path: str):
+    """(key path, message) for every NaN or infinite float in a tree, and
+    every whole number outside [-2^63, 2^64 - 1]: JSON carries it, but the
+    engine reads it as a float, so its message would show another value."""
     if isinstance(node, float) and not math.isfinite(node):
-        yield path, node
+        yield path, f"{node!r} is not allowed; numbers must be finite"
+    elif isinstance(node, int) and not isinstance(node, bool) and not -(2**63) <= node < 2**64:
+        yield path, f"{node} is out of range; whole numbers must be from -2^63 to 2^64 - 1"
     elif isinstance(node, dict):
         for k, v in node.items():
-            yield from _non_finite(v, f"{path}.{k}" if path else str(k))
+            yield from _unreadable(v, f"{path}.{k}" if path else str(k))
     elif isinstance(node, list):
         for i, v in enumerate(node):
-            yield from _non_finite(v, f"{path}[{i}]")
+            yield from _unreadable(v, f"{path}[{i}]")
 
 
 def _resolve(data: dict[str, Any], path: str) -> list[str | int]:
@@ -193,25 +201,40 @@ def _set(data: dict[str, Any], path: str, value: Any) -> None:
     node: Any = data
     for i, key in enumerate(keys[:-1]):
         nxt = keys[i + 1]
-        node = _child(node, key, path, create=[] if isinstance(nxt, int) else {})
-    last = keys[-1]
-    if isinstance(last, int):
-        if not isinstance(node, list) or last >= len(node):
-            raise ConfigError([(path, f"index {last} is out of range")])
-        node[last] = value
-    else:
-        if not isinstance(node, dict):
-            raise ConfigError([(path, "does not lead to a table")])
-        node[last] = value
+        node = _child(node, key, path, _path_text(keys[:i]), create=[] if isinstance(nxt, int) else {})
+    _child(node, keys[-1], path, _path_text(keys[:-1]), create=None)  # checks that `node` can hold it
+    node[keys[-1]] = value
 
 
-def _child(node: Any, key: str | int, path: str, create: Any) -> Any:
+def _path_text(keys: list[str | int]) -> str:
+    """``["traffic", 0, "count"]`` -> ``"traffic[0].count"``."""
+    out = ""
+    for k in keys:
+        out += f"[{k}]" if isinstance(k, int) else (f".{k}" if out else str(k))
+    return out
+
+
+def _shown(node: Any) -> str:
+    if isinstance(node, dict):
+        return "a table"
+    if isinstance(node, list):
+        return "a list"
+    return json.dumps(node, default=str)
+
+
+def _child(node: Any, key: str | int, path: str, where: str, create: Any) -> Any:
+    """The entry `key` of `node` (the value at `where`), made from `create`
+    if it is a missing key of a table and `create` is not None."""
     if isinstance(key, int):
-        if not isinstance(node, list) or key >= len(node):
+        if not isinstance(node, list):
+            raise ConfigError([(path, f"{where or 'the scenario'} is {_shown(node)}, not a list, so it has no "
+                                      f"item [{key}]")])
+        if key >= len(node):
             raise ConfigError([(path, f"index {key} is out of range")])
         return node[key]
     if not isinstance(node, dict):
-        raise ConfigError([(path, f"\"{key}\" is not inside a table")])
-    if key not in node:
+        raise ConfigError([(path, f"{where or 'the scenario'} is {_shown(node)}, not a table, so it has no "
+                                  f"key \"{key}\"")])
+    if key not in node and create is not None:
         node[key] = create
-    return node[key]
+    return node.get(key)

@@ -218,11 +218,19 @@ impl<'v> Table<'v> {
         let mut allowed: Vec<&str> = self.declared.iter().map(|k| k.name).collect();
         allowed.sort_unstable();
         allowed.dedup();
+        // The keys found missing come first, so that a misspelling as close
+        // to one of them as to another allowed key is taken for the missing one.
+        let candidates: Vec<&str> = self
+            .missing
+            .iter()
+            .map(|(m, _)| *m)
+            .chain(allowed.iter().copied())
+            .collect();
         for key in self.map.keys() {
             if self.declared_key(key).is_some() {
                 continue;
             }
-            let guess = nearest(key, &allowed);
+            let guess = nearest(key, &candidates);
             let hint = guess.map(|s| format!("; did you mean \"{s}\"?")).unwrap_or_default();
             let error = ConfigError {
                 path: self.key_path(key),
@@ -237,24 +245,40 @@ impl<'v> Table<'v> {
 }
 
 /// The allowed word closest to `word` by edit distance, if close enough to
-/// be a likely misspelling.
+/// be a likely misspelling; on a tie, the first in `allowed`.
 pub fn nearest<'a>(word: &str, allowed: &[&'a str]) -> Option<&'a str> {
+    if let Some(same) = allowed.iter().find(|a| a.eq_ignore_ascii_case(word)) {
+        return Some(same); // "START" for "start"
+    }
     let (best, d) = allowed
         .iter()
         .map(|a| (*a, edit_distance(word, a)))
         .min_by_key(|&(_, d)| d)?;
-    (d <= 2.max(word.len() / 3)).then_some(best)
+    // One edit in a short word (at most 5 letters) already makes another
+    // word: "ecn" is two edits from "on".
+    (d <= 1.max(word.len() / 3)).then_some(best)
 }
 
+/// Edits (insertions, deletions, substitutions and swaps of two adjacent
+/// letters) that turn `a` into `b`: the optimal string alignment distance, in
+/// which "mni" is one swap from "min" and two substitutions from "max".
 fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
+    // Rows i - 2, i - 1 and i of the table of distances between prefixes.
+    let mut before: Vec<usize> = Vec::new();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
+    for i in 0..a.len() {
         let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        for j in 0..b.len() {
+            cur[j + 1] = (prev[j] + usize::from(a[i] != b[j]))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+            if i > 0 && j > 0 && a[i] == b[j - 1] && a[i - 1] == b[j] {
+                cur[j + 1] = cur[j + 1].min(before[j - 1] + 1);
+            }
         }
-        prev = cur;
+        before = std::mem::replace(&mut prev, cur);
     }
     prev[b.len()]
 }
@@ -284,11 +308,21 @@ pub fn parse_count(v: &Value, min: u64) -> Result<u64, String> {
     }
 }
 
-/// A dimensionless real number in [lo, hi].
+/// A dimensionless real number in [lo, hi]; `f64::MIN` and `f64::MAX` stand
+/// for no bound, `f64::MIN_POSITIVE` for "greater than 0".
 pub fn parse_real_in(v: &Value, lo: f64, hi: f64) -> Result<f64, String> {
     match v.as_f64() {
         Some(x) if x >= lo && x <= hi => Ok(x),
-        _ => Err(format!("expected a number in [{lo}, {hi}], got {}", show(v))),
+        _ => {
+            let expected = match (lo, hi) {
+                (f64::MIN, f64::MAX) => "a number".to_string(),
+                (f64::MIN_POSITIVE, f64::MAX) => "a number greater than 0".to_string(),
+                (lo, f64::MAX) => format!("a number >= {lo}"),
+                (f64::MIN, hi) => format!("a number <= {hi}"),
+                (lo, hi) => format!("a number in [{lo}, {hi}]"),
+            };
+            Err(format!("expected {expected}, got {}", show(v)))
+        }
     }
 }
 
@@ -351,8 +385,14 @@ fn unit_quantity(v: &Value, kind: &str, example: &str, units: &[(&str, f64)]) ->
     };
     let (x, unit) = split_number(s).ok_or_else(|| format!("\"{s}\" is not {expected}"))?;
     let scale = units.iter().find(|(u, _)| *u == unit).map(|(_, k)| *k).ok_or_else(|| {
+        let other_kind = [("time", TIME_UNITS), ("rate", RATE_UNITS), ("size", SIZE_UNITS)]
+            .into_iter()
+            .find(|(k, table)| *k != kind && table.iter().any(|(u, _)| *u == unit));
         if unit.is_empty() {
             format!("\"{s}\" has no unit; expected {expected}")
+        } else if let Some((other, _)) = other_kind {
+            // No "did you mean": the nearest unit of this kind ("s" for "B") is a guess about the number too.
+            format!("\"{s}\" is a {other}, not a {kind}; expected {expected}")
         } else {
             let hint = nearest(unit, &names)
                 .map(|n| format!("; did you mean \"{n}\"?"))
@@ -510,6 +550,65 @@ mod test {
         assert!(e.contains("bare number 5"), "{e}");
         let e = parse_packet_size(&json!("0B")).unwrap_err();
         assert!(e.contains("at least 1B"), "{e}");
+        let e = parse_duration(&json!("0B")).unwrap_err();
+        assert!(e.starts_with("\"0B\" is a size, not a time; expected a time"), "{e}");
+        let e = parse_bytes_f64(&json!("500ms")).unwrap_err();
+        assert!(e.starts_with("\"500ms\" is a time, not a size"), "{e}");
+    }
+
+    #[test]
+    fn test_short_words_get_no_far_fetched_suggestion() {
+        assert_eq!(nearest("ecn", &["on", "off", "rate"]), None);
+        assert_eq!(nearest("mx", &["max", "min"]), Some("max"));
+        assert_eq!(nearest("bottlenek", &["bottleneck"]), Some("bottleneck"));
+        assert_eq!(nearest("delayed_akc", &["delayed_ack"]), Some("delayed_ack"));
+        assert_eq!(nearest("PACKET_SIZE", &["packet_size", "size"]), Some("packet_size"));
+    }
+
+    #[test]
+    fn test_swapped_letters_suggest_the_missing_key() {
+        // "mni" is as far from "max" as from "min" by substitutions alone.
+        let v = json!({"dist": "uniform", "mni": "0s", "max": "1s"});
+        let mut cx = Cx::default();
+        let mut t = Table::new(&mut cx, &v, "start").unwrap();
+        const KEYS: &[Key] = &[
+            Key::req("dist", Ty::Text, "the distribution"),
+            Key::req("min", Ty::Time, "the lower bound"),
+            Key::req("max", Ty::Time, "the upper bound"),
+        ];
+        t.declare(KEYS);
+        t.req(&mut cx, "min", |_| Ok(()));
+        t.raw("max");
+        t.raw("dist");
+        t.finish(&mut cx);
+        assert_eq!(cx.errors.len(), 1, "{:?}", cx.errors);
+        assert_eq!(cx.errors[0].path, "start.mni");
+        assert!(
+            cx.errors[0].message.contains("did you mean \"min\""),
+            "{}",
+            cx.errors[0].message
+        );
+    }
+
+    #[test]
+    fn test_edit_distance_counts_a_swap_as_one() {
+        assert_eq!(edit_distance("mni", "min"), 1);
+        assert_eq!(edit_distance("mni", "max"), 2);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("senders", "sendrs"), 1);
+        assert_eq!(edit_distance("ab", "ba"), 1);
+    }
+
+    #[test]
+    fn test_number_range_errors_print_no_float_limits() {
+        let e = parse_real_in(&json!("0.1"), f64::MIN, f64::MAX).unwrap_err();
+        assert_eq!(e, "expected a number, got \"0.1\"");
+        let e = parse_real_in(&json!(-1), 0.0, f64::MAX).unwrap_err();
+        assert_eq!(e, "expected a number >= 0, got -1");
+        let e = parse_real_in(&json!(0), f64::MIN_POSITIVE, f64::MAX).unwrap_err();
+        assert_eq!(e, "expected a number greater than 0, got 0");
+        let e = parse_real_in(&json!(1.5), 0.0, 1.0).unwrap_err();
+        assert_eq!(e, "expected a number in [0, 1], got 1.5");
     }
 
     #[test]

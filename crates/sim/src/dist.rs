@@ -299,10 +299,18 @@ impl Dist {
         if !v.is_object() {
             return match q.parse(v) {
                 Ok(x) => Some(Dist::Constant(x)),
+                // A string was meant as one value, and what is wrong with it is all there is to say.
+                Err(msg) if v.is_string() => {
+                    cx.err(path, msg);
+                    None
+                }
                 Err(msg) => {
                     cx.err(
                         path,
-                        format!("{msg}, or a distribution table such as {{ dist = \"exponential\", mean = ... }}"),
+                        format!(
+                            "{msg}; a distribution table such as {{ dist = \"exponential\", mean = ... }} \
+                             is also allowed here"
+                        ),
                     );
                     None
                 }
@@ -512,6 +520,23 @@ mod test {
         .is_none());
         assert_eq!(cx.errors[0].path, "traffic[0].gap.dist");
         assert!(cx.errors[0].message.contains("\"expo\"") && cx.errors[0].message.contains("exponential"));
+    }
+
+    #[test]
+    fn test_constant_errors_say_what_was_given_last_but_one() {
+        // The distribution alternative follows the whole message, so it is
+        // never read as the value given, nor as a way out of a range error.
+        let message = |v: Value| {
+            let mut cx = Cx::default();
+            assert!(Dist::parse(&mut cx, &v, "traffic[0].off", Quantity::Time).is_none());
+            cx.errors.remove(0).message
+        };
+        assert_eq!(
+            message(json!(2)),
+            "expected a time as a string with a unit (ns, us, ms, s, min), e.g. \"20ms\", got the bare number 2; \
+             a distribution table such as { dist = \"exponential\", mean = ... } is also allowed here"
+        );
+        assert_eq!(message(json!("-5ms")), "\"-5ms\" must not be negative");
     }
 
     // Kolmogorov-Smirnov tests of the samplers against the exact CDFs.

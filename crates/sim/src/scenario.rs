@@ -679,7 +679,8 @@ fn read_scenario(cx: &mut Cx, v: &Value) -> Option<Scenario> {
     if duration == Duration::ZERO {
         cx.err("duration", "must be longer than 0s");
     }
-    if warmup >= duration {
+    // A zero duration is reported above; the warmup is judged against a real one.
+    if duration > Duration::ZERO && warmup >= duration {
         cx.err(
             "warmup",
             format!(
@@ -1254,6 +1255,7 @@ fn read_hosts(cx: &mut Cx, t: &mut Table, key: &'static str, defaults: HostDefau
                 None => match default_count {
                     Some(n) => n,
                     None => {
+                        // Through the table, so that a misspelling of the key replaces this error.
                         t.report_missing(cx, key);
                         return None;
                     }
@@ -1285,7 +1287,7 @@ fn read_hosts(cx: &mut Cx, t: &mut Table, key: &'static str, defaults: HostDefau
                     continue;
                 };
                 h.declare_parts(HOST.parts);
-                let r = h.opt(cx, "rate", parse_rate).or(rate);
+                let r = h.opt(cx, "rate", parse_link_rate).or(rate);
                 let d = match h.raw("delay") {
                     Some(dv) => Dist::parse(cx, dv, &h.key_path("delay"), Quantity::Time),
                     None => delay.clone(),
@@ -1322,7 +1324,7 @@ fn read_hosts(cx: &mut Cx, t: &mut Table, key: &'static str, defaults: HostDefau
 }
 
 fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
-    let access_rate = t.opt(cx, "access_rate", parse_rate);
+    let access_rate = t.opt(cx, "access_rate", parse_link_rate);
     let access_delay = t
         .raw("access_delay")
         .and_then(|v| Dist::parse(cx, v, &t.key_path("access_delay"), Quantity::Time));
@@ -1368,7 +1370,7 @@ fn read_dumbbell(cx: &mut Cx, t: &mut Table) -> Option<NetSpec> {
     );
     let (bottleneck, bname) = bottleneck?;
     let receiver_rate = t
-        .opt(cx, "receiver_rate", parse_rate)
+        .opt(cx, "receiver_rate", parse_link_rate)
         .unwrap_or(bottleneck.rate_bps * 10.0);
     let receiver_delay = t
         .raw("receiver_delay")
@@ -2249,6 +2251,28 @@ mod test {
     #[track_caller]
     fn error_paths(v: &Value) -> Vec<String> {
         errors(v).into_iter().map(|(p, _)| p).collect()
+    }
+
+    #[test]
+    fn test_host_link_rates_below_one_bps_are_rejected() {
+        // Found by fuzzing (issue 19): "1e-308Mbps" passed as a positive rate,
+        // became a 0 bit/s access link, and the run divided by zero.
+        let mut v = dumbbell();
+        v["topology"]["access_rate"] = json!("1e-308Mbps");
+        v["topology"]["receiver_rate"] = json!("0.5bps");
+        v["topology"]["senders"] = json!([{ "rate": "2.5bps" }, {}]);
+        let found = errors(&v);
+        assert_eq!(
+            found.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>(),
+            [
+                "topology.access_rate",
+                "topology.senders[0].rate",
+                "topology.receiver_rate"
+            ]
+        );
+        for (_, m) in &found {
+            assert!(m.contains("link rates are at least 1bps"), "{m}");
+        }
     }
 
     #[test]

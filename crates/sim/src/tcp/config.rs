@@ -250,6 +250,7 @@ impl TcpConfig {
     pub fn parse(cx: &mut Cx, v: &Value, path: &str) -> Option<TcpConfig> {
         let mut t = Table::new(cx, v, path)?;
         t.declare_parts(TCP.parts);
+        let errors_before = cx.errors.len();
         let mut c = TcpConfig::default();
         let set_u32 = |cx: &mut Cx, t: &mut Table, key: &'static str, field: &mut u32, min: u64| {
             if let Some(n) = t.opt(cx, key, |v| {
@@ -378,8 +379,13 @@ impl TcpConfig {
         if check.rto == RtoConfig::Ted {
             check.rto = RtoConfig::Fixed(Duration::from_secs(1));
         }
-        if let Err(e) = crate::tcp::TcpSender::new(&check, Duration::ZERO) {
-            cx.err(&t.path, e);
+        // Only on a table that passed the checks above: the agent repeats some
+        // of them in its own terms ("rto.tick must be positive" beside
+        // "tcp.tick: must be longer than 0s").
+        if cx.errors.len() == errors_before {
+            if let Err(e) = crate::tcp::TcpSender::new(&check, Duration::ZERO) {
+                cx.err(&t.path, e);
+            }
         }
         t.finish(cx);
         Some(c)
