@@ -264,7 +264,7 @@ def d1_claims(d1: pd.DataFrame, p_m_at_one: Callable[[int], float | None]) -> li
                 None if p_m is None else bool(p_m >= 0.9),
                 "p_m sampled every second in the window, every BLUE run: at least 0.99 in 90% of samples"))
     util = d1["utilization"].min()
-    rows.append(("Link utilisation is full for RED and BLUE in every case (Fig. 5)", "full", f"lowest {util:.3f}",
+    rows.append(("Link utilisation is full for RED and BLUE in every case (Fig. 5)", "full", f"lowest {util:.4f}",
                  bool(util >= FULL_UTILISATION), "every mean utilisation at least 0.95"))
     return rows
 
@@ -298,8 +298,8 @@ def rate_sweep_text(df: pd.DataFrame) -> list[str]:
             ("utilisation is full", (g["utilization"] >= FULL_UTILISATION).all())) if ok]
         holding[load] = holds
         out.append(f"Offered load {load:.2f} ({g['rate'].iloc[0]}): BLUE loses {_pct_range(blue['loss_rate'])}, RED "
-                   f"{_pct_range(red['loss_rate'])}; utilisation {g['utilization'].min():.3f}-"
-                   f"{g['utilization'].max():.3f}; BLUE's median p_m {blue['p_m_median'].min():.2f}-"
+                   f"{_pct_range(red['loss_rate'])}; utilisation {g['utilization'].min():.4f}-"
+                   f"{g['utilization'].max():.4f}; BLUE's median p_m {blue['p_m_median'].min():.2f}-"
                    f"{blue['p_m_median'].max():.2f}; mean window at the end {blue['cwnd_end_mean'].mean():.2g} "
                    f"packets under BLUE. Of the paper's three claims at this buffer (by the rules of the claims "
                    f"table), {'; '.join(holds) if holds else 'none'} {'holds' if len(holds) == 1 else 'hold'}.")
@@ -813,7 +813,8 @@ class Blue(Study):
         fig, axes = plt.subplots(1, 2, figsize=(10.4, 3.8))
         for kind, fmt in (("R", "o--"), ("B", "s-")):
             sub = df[df["scheme"].str.startswith(kind)].assign(
-                loss_pct=lambda d: 100 * d["loss_rate"], ci95_low=lambda d: 100 * d["loss_rate_ci95_low"],
+                # A loss rate is not negative, whatever a t interval over few replications says.
+                loss_pct=lambda d: 100 * d["loss_rate"], ci95_low=lambda d: 100 * d["loss_rate_ci95_low"].clip(lower=0),
                 ci95_high=lambda d: 100 * d["loss_rate_ci95_high"])
             errorbar_plot(axes[0], sub, "offered_load", "loss_pct", "scheme", fmt=fmt)
         axes[0].set_yscale("symlog", linthresh=0.1)
@@ -828,7 +829,7 @@ class Blue(Study):
         ax2.set_yscale("log")
         ax2.set_ylabel("congestion window (packets)")
         axes[1].set_ylabel("BLUE's marking probability")
-        axes[1].legend(fontsize=7, loc="center left")
+        axes[1].legend(fontsize=7, loc="upper left")
         ax2.legend(fontsize=7, loc="lower right")
         for ax in axes:
             ax.set_xlabel("offered load (applications' rate / link rate)")
