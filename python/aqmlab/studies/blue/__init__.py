@@ -401,7 +401,7 @@ class Blue(Study):
     source = ("W. Feng, D. D. Kandlur, D. Saha, K. G. Shin, \"BLUE: A New Class of Active Queue Management "
               "Algorithms\", U. Michigan CSE-TR-387-99, 1999; \"The BLUE Active Queue Management Algorithms\", "
               "IEEE/ACM Transactions on Networking 10(4), 2002.")
-    runtime = {"smoke": "15 s", "quick": "8 min", "full": "~25 min"}
+    runtime = {"smoke": "15 s", "quick": "~10 min", "full": "~30 min"}
 
     # Experiments -----------------------------------------------------------
 
