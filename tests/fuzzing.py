@@ -38,6 +38,7 @@ import aqmlab
 from aqmlab.exceptions import AqmlabError, ConfigError
 from aqmlab.experiment import Experiment
 from aqmlab.scenario import Scenario
+from aqmlab.studies.framework import toml_value
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -124,30 +125,9 @@ def _key(k: str) -> str:
     return k if _BARE_KEY.match(k) else json.dumps(k)
 
 
-def toml_value(v: Any) -> str:
-    """Any TOML value, NaN and infinities included, inline."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return repr(v)
-    if isinstance(v, str):
-        return json.dumps(v)
-    if isinstance(v, list):
-        return "[" + ", ".join(toml_value(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{ " + ", ".join(f"{_key(str(k))} = {toml_value(x)}" for k, x in v.items()) + " }"
-    raise TypeError(type(v).__name__)
-
-
 def to_toml(tree: dict[str, Any]) -> str:
     """A tree as TOML text: top-level keys one per line, tables inline."""
-    return "".join(f"{_key(str(k))} = {toml_value(v)}\n" for k, v in tree.items())
+    return "".join(f"{_key(str(k))} = {toml_value(v, non_finite=True)}\n" for k, v in tree.items())
 
 
 # --- Mutations ---------------------------------------------------------------

@@ -59,3 +59,18 @@ def test_range_verdicts_and_their_combination():
     assert combine_verdicts(["reproduced", "same direction, different size"]) == "same direction, different size"
     assert combine_verdicts(["reproduced", "inconclusive", "not reproduced"]) == "not reproduced"
     assert combine_verdicts(["reproduced", "reproduced"]) == "reproduced"
+
+
+def test_toml_value_writes_non_finite_numbers_only_when_asked():
+    import tomllib
+
+    from aqmlab.exceptions import AqmlabError
+    from aqmlab.studies.framework import toml_value
+
+    tree = {"a": [1.5, float("inf")], "b c": {"d": -float("inf"), "e": float("nan")}}
+    with pytest.raises(AqmlabError, match="cannot write inf"):
+        toml_value(tree)
+    text = toml_value(tree, non_finite=True)
+    assert text == '{ "a" = [1.5, inf], "b c" = { "d" = -inf, "e" = nan } }'
+    back = tomllib.loads(f"x = {text}")["x"]
+    assert back["a"] == [1.5, float("inf")] and back["b c"]["d"] == -float("inf") and back["b c"]["e"] != back["b c"]["e"]

@@ -89,22 +89,28 @@ class Study:
         return env.get_template(template).render(**context)
 
 
-def toml_value(v: Any) -> str:
-    """A Python value as a TOML value (for templates)."""
+def toml_value(v: Any, *, non_finite: bool = False) -> str:
+    """A Python value as an inline TOML value (for templates). NaN and the
+    infinities are refused unless `non_finite` (TOML writes them ``nan``,
+    ``inf``, ``-inf``; the engine rejects them, which is what a test may
+    want to see)."""
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, int):
         return str(v)
     if isinstance(v, float):
         if not math.isfinite(v):
-            raise AqmlabError(f"cannot write {v} in an experiment file")
+            if not non_finite:
+                raise AqmlabError(f"cannot write {v} in an experiment file")
+            return "nan" if math.isnan(v) else "inf" if v > 0 else "-inf"
         return repr(v)
     if isinstance(v, str):
         return json.dumps(v)
     if isinstance(v, list | tuple):
-        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+        return "[" + ", ".join(toml_value(x, non_finite=non_finite) for x in v) + "]"
     if isinstance(v, dict):
-        return "{ " + ", ".join(f"{json.dumps(str(k))} = {toml_value(x)}" for k, x in v.items()) + " }"
+        return "{ " + ", ".join(f"{json.dumps(str(k))} = {toml_value(x, non_finite=non_finite)}"
+                                for k, x in v.items()) + " }"
     raise AqmlabError(f"cannot write a {type(v).__name__} in an experiment file")
 
 
