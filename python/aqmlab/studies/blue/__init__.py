@@ -200,6 +200,10 @@ def _util(s: dict[str, Any]) -> float:
     return s["queues"]["bottleneck"]["utilization"]
 
 
+def _qlen(s: dict[str, Any]) -> float:
+    return s["queues"]["bottleneck"]["qlen_mean_pkts"]
+
+
 def _fmt_ci(mean: float, low: float, high: float, scale: float = 1.0, digits: int = 3) -> str:
     if math.isnan(low):
         return f"{mean * scale:.{digits}g}"
@@ -492,7 +496,7 @@ class Blue(Study):
                 row: dict[str, Any] = {"scheme": label, "connections": int(conns), "buffer_kb": b,
                                        "buffer_pkts": buffer_pkts(b), "buffer_delay_ms": buffer_delay_ms(b)}
                 for metric, fn in (("loss_rate", _loss), ("utilization", _util),
-                                   ("qlen_mean_pkts", lambda s: s["queues"]["bottleneck"]["qlen_mean_pkts"]),
+                                   ("qlen_mean_pkts", _qlen),
                                    ("stalled_flows", _stalled)):
                     row |= ci_columns([fn(s) for s in summaries], metric)
                 row["n"] = len(summaries)
@@ -587,7 +591,7 @@ class Blue(Study):
             row: dict[str, Any] = {"scheme": label, "connections": r["per_group"] * r["groups"],
                                    "buffer_kb": r["buffer_kb"]}
             for metric, fn in (("loss_rate", _loss), ("utilization", _util),
-                               ("qlen_mean_pkts", lambda s: s["queues"]["bottleneck"]["qlen_mean_pkts"]),
+                               ("qlen_mean_pkts", _qlen),
                                ("stalled_flows", _stalled)):
                 row |= ci_columns([fn(s) for s in g["summary"]], metric)
             row["n"] = len(g)
@@ -780,7 +784,7 @@ class Blue(Study):
             row: dict[str, Any] = {"rate": rate, "offered_load": offered_load(rate, int(g["traffic[0].count"].iloc[0])),
                                    "scheme": label}
             for metric, fn in (("loss_rate", _loss), ("utilization", _util),
-                               ("qlen_mean_pkts", lambda x: x["queues"]["bottleneck"]["qlen_mean_pkts"]),
+                               ("qlen_mean_pkts", _qlen),
                                ("cwnd_end_mean", lambda x: sum(f["cwnd"] for f in x["flows"]) / len(x["flows"]))):
                 row |= ci_columns([fn(x) for x in g["summary"]], metric)
             medians = []
