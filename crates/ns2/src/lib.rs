@@ -31,17 +31,16 @@
 //! - thresholds of a byte queue are given to ns-2 in mean packets (it
 //!   multiplies them by `mean_pktsize_`).
 
-
 use aqmlab_qdisc::{
     Adapt, AredUpdate, AvgOf, DropSpacing, DropWhere, EcnAboveMaxTh, Gentle, GentleSlope, IdleDecay, Limit, QueueUnit,
     RedParams,
 };
+use aqmlab_sim::app::web::{WebParams, WebResponse};
+use aqmlab_sim::config::dist::Dist;
 use aqmlab_sim::config::ConfigError;
-use aqmlab_sim::dist::Dist;
-use aqmlab_sim::qdiscs::{self, QdiscSpec};
+use aqmlab_sim::net::qdisc::{self, QdiscSpec};
 use aqmlab_sim::scenario::{DelaySpec, GroupSpec, Report, Scenario, SourceSpec, NO_ROUTE};
-use aqmlab_sim::tcp::config::{EcnAtCwnd1, RtoConfig, TcpConfig, Variant};
-use aqmlab_sim::web::{WebParams, WebResponse};
+use aqmlab_sim::transport::tcp::config::{EcnAtCwnd1, RtoConfig, TcpConfig, Variant};
 
 /// The summary procedures every exported script carries.
 const RUNTIME: &str = include_str!("runtime.tcl");
@@ -122,7 +121,9 @@ impl Writer {
 
     /// Attaches `$s` at node `src` and `$k` at node `dst` and connects them.
     fn connect(&mut self, src: u32, dst: u32) {
-        self.line(format!("$ns attach-agent $n({src}) $s; $ns attach-agent $n({dst}) $k; $ns connect $s $k"));
+        self.line(format!(
+            "$ns attach-agent $n({src}) $s; $ns attach-agent $n({dst}) $k; $ns connect $s $k"
+        ));
     }
 
     /// A UDP agent `$s` of flow `f` sending `size`-byte packets from `src`
@@ -195,7 +196,10 @@ impl Writer {
                 if !streams.contains(&stream.as_str()) {
                     streams.push(stream);
                     let rv = self.random_variable(dist, "topology");
-                    self.line(format!("set aqdelay({}) [expr {{max(0.0, [{rv} value])}}]", streams.len() - 1));
+                    self.line(format!(
+                        "set aqdelay({}) [expr {{max(0.0, [{rv} value])}}]",
+                        streams.len() - 1
+                    ));
                 }
             }
         }
@@ -205,7 +209,10 @@ impl Writer {
             .map(|l| match &l.delay {
                 DelaySpec::Fixed(d) => secs(d.nanos()),
                 DelaySpec::Drawn { stream, .. } => {
-                    let k = streams.iter().position(|s| s == stream).expect("every stream was drawn above");
+                    let k = streams
+                        .iter()
+                        .position(|s| s == stream)
+                        .expect("every stream was drawn above");
                     format!("$aqdelay({k})")
                 }
             })
@@ -242,12 +249,12 @@ impl Writer {
             let delay = self.delays[i].clone();
             self.line(format!(
                 "$ns simplex-link $n({a}) $n({b}) {} {delay} {kind} ;# {}",
-                l.rate_bps,
-                l.name
+                l.rate_bps, l.name
             ));
             self.line(format!("set aqlq({i}) [[$ns link $n({a}) $n({b})] queue]"));
             self.queue(i, l);
-            let traced = l.report == Report::Always || !matches!(l.qdisc, QdiscSpec::DropTail(p) if p.limit == Limit::Unlimited);
+            let traced =
+                l.report == Report::Always || !matches!(l.qdisc, QdiscSpec::DropTail(p) if p.limit == Limit::Unlimited);
             if traced {
                 queues.push(i);
             }
@@ -259,10 +266,18 @@ impl Writer {
             let l = &net.links[i];
             let q = tcl_str(&l.name);
             let built = l.qdisc.build(l.info(), 0, &sc.classes);
-            let desc = qdiscs::describe(&built, &sc.classes).to_string();
-            let kind = if matches!(l.qdisc, QdiscSpec::Red(_)) { "red" } else { "droptail" };
+            let desc = qdisc::describe(&built, &sc.classes).to_string();
+            let kind = if matches!(l.qdisc, QdiscSpec::Red(_)) {
+                "red"
+            } else {
+                "droptail"
+            };
             self.line(format!("lappend aq(queues) {q}"));
-            let report = if l.report == Report::Always { "always" } else { "ifdropped" };
+            let report = if l.report == Report::Always {
+                "always"
+            } else {
+                "ifdropped"
+            };
             for (key, value) in [
                 ("from", tcl_str(&net.nodes[l.from as usize].name)),
                 ("to", tcl_str(&net.nodes[l.to as usize].name)),
@@ -277,7 +292,10 @@ impl Writer {
             self.line(format!("set aqlink({}:{}) {q}", l.from, l.to));
             // The link's own trace ('+', '-', 'd', 'r'); not `$ns trace-queue`,
             // which would also trace RED's early drops as 'd' lines.
-            self.line(format!("[$ns link $n({}) $n({})] trace $ns $aq(trace_ch)", l.from, l.to));
+            self.line(format!(
+                "[$ns link $n({}) $n({})] trace $ns $aq(trace_ch)",
+                l.from, l.to
+            ));
             if kind == "red" {
                 // Early drops go to their own trace ('e') so they can be
                 // told from forced drops ('d').
@@ -306,7 +324,10 @@ impl Writer {
                     // plus its size stay below limit_ x mean_pktsize_;
                     // aqmlab admits up to the limit itself, so one byte more.
                     Limit::Bytes(b) if b < i32::MAX as u64 => {
-                        self.line(format!("{q} set queue_in_bytes_ true; {q} set mean_pktsize_ 1; {q} set limit_ {}", b + 1));
+                        self.line(format!(
+                            "{q} set queue_in_bytes_ true; {q} set mean_pktsize_ 1; {q} set limit_ {}",
+                            b + 1
+                        ));
                     }
                     Limit::Bytes(_) => self.refuse(
                         &format!("{path}.limit"),
@@ -476,7 +497,11 @@ impl Writer {
                 num(shape)
             ),
             Dist::Pareto2 { shape, scale } if shape > 1.0 => {
-                format!("aq_rv ParetoII avg_ {} shape_ {}", num(scale / (shape - 1.0)), num(shape))
+                format!(
+                    "aq_rv ParetoII avg_ {} shape_ {}",
+                    num(scale / (shape - 1.0)),
+                    num(shape)
+                )
             }
             _ => {
                 self.refuse(
@@ -521,7 +546,10 @@ impl Writer {
         self.set("aqgrp", &g.name, "count", &g.count.to_string());
         self.set("aqgrp", &g.name, "flows", "{}");
         if g.ted_deadline.is_some() {
-            self.refuse(&format!("{path}.ted_deadline"), "ns-2.35 has no TED queue; remove ted_deadline");
+            self.refuse(
+                &format!("{path}.ted_deadline"),
+                "ns-2.35 has no TED queue; remove ted_deadline",
+            );
         }
         let start = self.random_variable(&g.start, &format!("{path}.start"));
         self.line(format!("set aqstart [{start}]"));
@@ -742,7 +770,10 @@ impl Writer {
         // Servers are the group's src hosts and clients its dst hosts, as
         // aqmlab's: a session picks its client when it is created, each page
         // its server, uniformly.
-        self.line(format!("set aqfid({f},class) {}", tcl_str(&sc.classes[g.class as usize])));
+        self.line(format!(
+            "set aqfid({f},class) {}",
+            tcl_str(&sc.classes[g.class as usize])
+        ));
         self.line(format!("set pool [new PagePool/WebTraf/Aq]; $pool set aqg_ {gi}"));
         self.line(format!("$pool set-num-client {}", g.dst.len()));
         for (i, c) in g.dst.iter().enumerate() {
@@ -891,7 +922,10 @@ impl Writer {
             (kind == "file") as u8,
             (kind == "bulk") as u8,
         ));
-        self.line(format!("set aqfid({f},class) {}", tcl_str(&sc.classes[g.class as usize])));
+        self.line(format!(
+            "set aqfid({f},class) {}",
+            tcl_str(&sc.classes[g.class as usize])
+        ));
         self.line(format!("lappend {} {f}", tcl_str(&format!("aqgrp({},flows)", g.name))));
         self.line(format!("lappend aq(flows) {f}; aq_flow_init {f}"));
     }
@@ -970,7 +1004,13 @@ impl Writer {
             format!("syn_ {}", tcp.syn),
             format!("tcpip_base_hdr_size_ {}", tcp.header_bytes),
         ];
-        if let RtoConfig::Ns2 { tick, min, max, initial } = tcp.rto {
+        if let RtoConfig::Ns2 {
+            tick,
+            min,
+            max,
+            initial,
+        } = tcp.rto
+        {
             s.push(format!("tcpTick_ {}", secs(tick.nanos())));
             s.push(format!("minrto_ {}", secs(min.nanos())));
             s.push(format!("maxrto_ {}", secs(max.nanos())));
@@ -1017,10 +1057,7 @@ enum Proto {
         packets: Option<u64>,
     },
     /// Repeated transfers, each on new agents.
-    File {
-        pay: u32,
-        tcp: TcpConfig,
-    },
+    File { pay: u32, tcp: TcpConfig },
     /// The command that creates `$app`, and the packet size.
     Udp(String, u32),
     /// Batches of packets of this size, sent by Tcl.
@@ -1073,7 +1110,10 @@ mod test {
     #[test]
     fn test_droptail_byte_limit_admits_up_to_the_limit_itself() {
         let s = script(&scenario(json!({"kind": "droptail", "limit": "30000B"}), ftp()));
-        assert!(s.contains("$aqlq(0) set queue_in_bytes_ true; $aqlq(0) set mean_pktsize_ 1; $aqlq(0) set limit_ 30001\n"), "{s}");
+        assert!(
+            s.contains("$aqlq(0) set queue_in_bytes_ true; $aqlq(0) set mean_pktsize_ 1; $aqlq(0) set limit_ 30001\n"),
+            "{s}"
+        );
     }
 
     #[test]
@@ -1146,7 +1186,10 @@ mod test {
         let errs = refused(&red(json!("to_limit")));
         assert_eq!(errs.len(), 1, "{errs:?}");
         assert_eq!(errs[0].0, "topology.qdisc.gentle");
-        assert!(errs[0].1.contains("\"to_limit\" has no ns-2.35 counterpart"), "{errs:?}");
+        assert!(
+            errs[0].1.contains("\"to_limit\" has no ns-2.35 counterpart"),
+            "{errs:?}"
+        );
         assert!(script(&red(json!(true))).contains("set gentle_ true\n"));
         assert!(script(&red(json!(false))).contains("set gentle_ false\n"));
     }
@@ -1157,7 +1200,10 @@ mod test {
             let errs = refused(&scenario(json!({"kind": kind, "limit": "50pkt"}), ftp()));
             assert_eq!(errs.len(), 1, "{errs:?}");
             assert_eq!(errs[0].0, "topology.qdisc.kind");
-            assert!(errs[0].1.contains(&format!("\"{kind}\" has no counterpart in ns-2.35")), "{errs:?}");
+            assert!(
+                errs[0].1.contains(&format!("\"{kind}\" has no counterpart in ns-2.35")),
+                "{errs:?}"
+            );
         }
     }
 
@@ -1176,7 +1222,10 @@ mod test {
         // Each flow: the agents ftp gets, then the application on the agent,
         // its packetSize_ the agent's, started at the flow's start.
         assert!(s.contains("    set s [new Agent/TCP/Sack1]\n"), "{s}");
-        assert!(s.contains("$s set packetSize_ 1000;") && s.contains("$s set syn_ false;"), "{s}");
+        assert!(
+            s.contains("$s set packetSize_ 1000;") && s.contains("$s set syn_ false;"),
+            "{s}"
+        );
         for f in 0..2 {
             let agents = format!("set s [aq_sender_0 {f}]; set k [aq_sink_0 {f}]\n");
             let at = s.find(&agents).unwrap_or_else(|| panic!("no agents for flow {f}: {s}"));
@@ -1184,7 +1233,10 @@ mod test {
             let app = "set app [new Application/Traffic/Pareto]; $app set packetSize_ 1000; $app set burst_time_ 1.0; \
                        $app set idle_time_ 2.0; $app set rate_ 200000.0; $app set shape_ 1.5; $app attach-agent $s";
             let lines: Vec<&str> = rest.lines().take(4).collect();
-            assert_eq!(lines[1], "$ns attach-agent $n(2) $s; $ns attach-agent $n(3) $k; $ns connect $s $k", "{lines:?}");
+            assert_eq!(
+                lines[1], "$ns attach-agent $n(2) $s; $ns attach-agent $n(3) $k; $ns connect $s $k",
+                "{lines:?}"
+            );
             assert_eq!(lines[2], app);
             assert_eq!(lines[3], "$ns at $t [list $app start]");
         }
@@ -1225,9 +1277,15 @@ mod test {
             )
         };
         let errs = refused(&ared("timer"));
-        assert_eq!(errs.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(), ["topology.qdisc.update"]);
+        assert_eq!(
+            errs.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(),
+            ["topology.qdisc.update"]
+        );
         let s = script(&ared("arrival"));
-        assert!(s.contains("set adaptive_ 1\n") && s.contains("set interval_ 0.5\n"), "{s}");
+        assert!(
+            s.contains("set adaptive_ 1\n") && s.contains("set interval_ 0.5\n"),
+            "{s}"
+        );
     }
 
     #[test]
@@ -1297,14 +1355,21 @@ mod test {
 
     #[test]
     fn test_web_without_ns2_counterpart_is_refused_at_its_key() {
-        let mut t = web(json!({ "response": "same-connection", "object_size": {"dist": "lognormal", "mu": 1.0, "sigma": 1.0},
-                                "objects_per_page": 0 }));
+        let mut t = web(
+            json!({ "response": "same-connection", "object_size": {"dist": "lognormal", "mu": 1.0, "sigma": 1.0},
+                                "objects_per_page": 0 }),
+        );
         t.as_object_mut().unwrap().remove("replace");
         let errs = refused(&scenario(json!({"kind": "droptail", "limit": "50pkt"}), t));
         let paths: Vec<&str> = errs.iter().map(|e| e.0.as_str()).collect();
         assert_eq!(
             paths,
-            ["traffic[0].response", "traffic[0].replace", "traffic[0].objects_per_page", "traffic[0].object_size"]
+            [
+                "traffic[0].response",
+                "traffic[0].replace",
+                "traffic[0].objects_per_page",
+                "traffic[0].object_size"
+            ]
         );
     }
 
@@ -1339,7 +1404,10 @@ mod test {
         let t = json!({ "name": "f", "kind": "file", "count": 1, "size": {"dist": "lognormal", "mu": 10.0, "sigma": 1.0},
                         "gap": "1s" });
         let errs = refused(&scenario(json!({"kind": "droptail", "limit": "50pkt"}), t));
-        assert_eq!(errs.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(), ["traffic[0].size"]);
+        assert_eq!(
+            errs.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(),
+            ["traffic[0].size"]
+        );
     }
 
     #[test]
@@ -1347,7 +1415,10 @@ mod test {
         let t = json!({ "name": "f", "kind": "ftp", "count": 1,
                         "tcp": {"ecn": true, "syn": false, "ecn_negotiate": false} });
         let errs = refused(&scenario(json!({"kind": "droptail", "limit": "50pkt"}), t));
-        assert_eq!(errs.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(), ["traffic[0].tcp.ecn_negotiate"]);
+        assert_eq!(
+            errs.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(),
+            ["traffic[0].tcp.ecn_negotiate"]
+        );
     }
 
     #[test]
@@ -1371,6 +1442,9 @@ mod test {
         let t = json!({ "name": "b", "kind": "batch-poisson", "count": 1, "size": {"dist": "exponential", "mean": "500B"},
                         "batch": 3, "rate": "1Mbps" });
         let errs = refused(&scenario(json!({"kind": "droptail", "limit": "50pkt"}), t));
-        assert_eq!(errs.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(), ["traffic[0].size"]);
+        assert_eq!(
+            errs.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(),
+            ["traffic[0].size"]
+        );
     }
 }

@@ -49,13 +49,13 @@ fn export_ns2(scenario_json: &str, seed: Option<u64>) -> PyResult<String> {
 /// The JSON Schema (draft 2020-12) of scenario files, as JSON text.
 #[pyfunction]
 fn scenario_schema() -> String {
-    serde_json::to_string_pretty(&aqmlab_sim::schema::scenario_schema()).expect("a JSON value serializes")
+    serde_json::to_string_pretty(&aqmlab_sim::scenario::scenario_schema()).expect("a JSON value serializes")
 }
 
 /// Every table of a scenario file and its keys, as Markdown tables.
 #[pyfunction]
 fn scenario_keys_markdown() -> String {
-    aqmlab_sim::schema::scenario_markdown()
+    aqmlab_sim::scenario::scenario_markdown()
 }
 
 #[pymodule]

@@ -40,8 +40,8 @@ pub use fq_codel::{FlowList, FqCodel, FqCodelParams, FqCodelStats};
 pub use packet::{tcp_flags, Ecn, Packet, PacketKind};
 pub use pie::{DelayEstimator, Pie, PieAction, PieParams, PieState};
 pub use red::{
-    AvgOf, DropSpacing, EcnAboveMaxTh, Gentle, IdleDecay, QueueUnit, Red, RedAction, RedCore, RedParams, RedState, Threshold,
-    Weight,
+    AvgOf, DropSpacing, EcnAboveMaxTh, Gentle, IdleDecay, QueueUnit, Red, RedAction, RedCore, RedParams, RedState,
+    Threshold, Weight,
 };
 pub use red_tail::{RedTail, RedTailParams, RedTailState};
 pub use sfb::{Sfb, SfbParams, SfbState};

@@ -1,16 +1,19 @@
 //! aqmlab-sim: the packet-level simulator behind aqmlab.
 //!
-//! Layers, each knowing only the ones below it:
-//! - [`config`], [`dist`], [`scenario`]: reading and validating a scenario
-//!   (units, distributions, topologies, traffic groups) and compiling its
-//!   topology into nodes, links and static routes; [`schema`]: the
-//!   declaration of every table's keys, and the JSON Schema and README key
-//!   tables made from them;
-//! - [`engine`]: the event queue, ordered by (time, insertion sequence), and
-//!   cancellable timers;
-//! - [`app`]: open-loop traffic sources;
+//! Layers, from the bottom up; each knows only the ones below it (see this
+//! crate's README for a packet's walk through them):
+//! - [`config`]: the language of scenario files: units, tables, the
+//!   declarations of every table's keys ([`config::schema`]) and random
+//!   distributions ([`config::dist`]);
+//! - [`engine`]: the event queue, ordered by (time, insertion sequence),
+//!   and cancellable timers;
 //! - [`monitor`]: what is measured at queues and flows;
-//! - [`run`]: one run of a scenario with a seed, and its result.
+//! - [`net`]: nodes, links with their queue disciplines, and static routes;
+//! - [`transport`]: TCP (the ns-2 agents) and the open-loop UDP sources;
+//! - [`app`]: the applications that drive TCP connections (web sessions,
+//!   HTTP/1.1 clients);
+//! - [`scenario`]: reading and validating a whole scenario file;
+//! - [`sim`]: one run of a scenario with a seed, and its result.
 //!
 //! Queue disciplines live in `aqmlab-qdisc` and never see the engine.
 //!
@@ -20,19 +23,16 @@
 
 pub mod app;
 pub mod config;
-pub mod dist;
 pub mod engine;
 pub mod monitor;
-pub mod qdiscs;
-pub mod run;
+pub mod net;
 pub mod scenario;
-pub mod schema;
-pub mod tcp;
-pub mod web;
+pub mod sim;
+pub mod transport;
 
 pub use config::ConfigError;
-pub use run::{run, RunOutput, Sim, ENGINE_VERSION};
 pub use scenario::Scenario;
+pub use sim::{run, RunOutput, Sim, ENGINE_VERSION};
 
 /// Validates a scenario given as JSON and runs it with `seed` (the
 /// scenario's own seed if `None`). Returns the result as JSON.

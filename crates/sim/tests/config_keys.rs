@@ -1,5 +1,5 @@
 //! The keys of every table of a scenario: each reader reads exactly the keys
-//! its declaration lists (see `aqmlab_sim::schema`), a missing required key
+//! its declaration lists (see `aqmlab_sim::config::schema`), a missing required key
 //! is reported alone, at its path, and never makes the valid keys beside it
 //! look unknown.
 //!
@@ -12,13 +12,13 @@
 
 use std::collections::BTreeSet;
 
-use aqmlab_sim::dist::DIST;
-use aqmlab_sim::qdiscs::{DYNAMIC_THRESHOLDS, QDISC, QDISC_KINDS, RED_QUEUE2, TED_DEADLINES};
+use aqmlab_sim::config::dist::DIST;
+use aqmlab_sim::config::schema::{Key, TableDecl, Tagged, Ty};
+use aqmlab_sim::net::qdisc::{DYNAMIC_THRESHOLDS, QDISC, QDISC_KINDS, RED_QUEUE2, TED_DEADLINES};
 use aqmlab_sim::scenario::{
     BOTTLENECK, CHAIN_HOST, CHAIN_LINK, GRAPH_LINK, HOST, SCENARIO, TOPOLOGY, TRACE, TRAFFIC, TRAFFIC_KINDS,
 };
-use aqmlab_sim::schema::{Key, TableDecl, Tagged, Ty};
-use aqmlab_sim::tcp::config::{RTO_FIXED, TCP};
+use aqmlab_sim::transport::tcp::config::{RTO_FIXED, TCP};
 use aqmlab_sim::Scenario;
 use serde_json::{json, Map, Value};
 
@@ -675,7 +675,7 @@ fn test_kind_lists_name_every_variant() {
     assert_eq!(QDISC.names(), QDISC_KINDS);
     assert_eq!(TRAFFIC.names(), TRAFFIC_KINDS);
     assert_eq!(TOPOLOGY.names(), aqmlab_sim::scenario::TOPOLOGY_KINDS);
-    assert_eq!(DIST.names(), aqmlab_sim::dist::DIST_NAMES);
+    assert_eq!(DIST.names(), aqmlab_sim::config::dist::DIST_NAMES);
     let ted_classes: Vec<&str> = TED_DEADLINES.keys().map(|k| k.name).collect();
     assert_eq!(ted_classes, aqmlab_sim::scenario::CLASSES);
 }

@@ -9,7 +9,7 @@
 //! path, and because a user should see every problem of a file at once, not
 //! the first one. Every error names the full key path, the value given and
 //! what is allowed. The keys of each table are declared once, beside its
-//! reader, in the terms of [`crate::schema`]; a [`Table`] knows only the
+//! reader, in the terms of [`crate::config::schema`]; a [`Table`] knows only the
 //! keys declared to it.
 
 use std::fmt;
@@ -17,7 +17,10 @@ use std::fmt;
 use aqmlab_qdisc::{Duration, Limit};
 use serde_json::{Map, Value};
 
-use crate::schema::Key;
+pub mod dist;
+pub mod schema;
+
+use crate::config::schema::Key;
 
 /// One problem in a scenario: where it is and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -116,7 +119,7 @@ impl<'v> Table<'v> {
         self.declared.extend(keys);
     }
 
-    /// Declares keys that come in parts (see [`crate::schema::TableDecl`]).
+    /// Declares keys that come in parts (see [`crate::config::schema::TableDecl`]).
     pub fn declare_parts(&mut self, parts: &'static [&'static [Key]]) {
         for keys in parts {
             self.declare(keys);
@@ -511,7 +514,7 @@ pub fn parse_limit(v: &Value) -> Result<Limit, String> {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::schema::Ty;
+    use crate::config::schema::Ty;
     use serde_json::json;
 
     #[test]

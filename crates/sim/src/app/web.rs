@@ -114,7 +114,7 @@
 use aqmlab_qdisc::rng::{self, Rng};
 use aqmlab_qdisc::{Duration, Time};
 
-use crate::dist::Dist;
+use crate::config::dist::Dist;
 
 /// Packets in the request (client -> server) that precedes each web object
 /// and each HTTP/1.1 response: ns-2's WebTraf sends one.

@@ -134,8 +134,8 @@ impl Default for TcpConfig {
 
 use serde_json::Value;
 
+use crate::config::schema::{Key, TableDecl, Ty};
 use crate::config::{self, parse_bool, parse_choice, parse_duration, Cx, Table};
-use crate::schema::{Key, TableDecl, Ty};
 
 /// The largest TCP header aqmlab accepts.
 pub const MAX_HEADER_BYTES: u32 = 1500;
@@ -383,7 +383,7 @@ impl TcpConfig {
         // of them in its own terms ("rto.tick must be positive" beside
         // "tcp.tick: must be longer than 0s").
         if cx.errors.len() == errors_before {
-            if let Err(e) = crate::tcp::TcpSender::new(&check, Duration::ZERO) {
+            if let Err(e) = crate::transport::tcp::TcpSender::new(&check, Duration::ZERO) {
                 cx.err(&t.path, e);
             }
         }

@@ -121,7 +121,7 @@ impl TcpSink {
     }
 
     /// The out-of-order buffer, only to hand it between connections
-    /// ([`crate::tcp::conn::Spare`]).
+    /// ([`crate::transport::tcp::conn::Spare`]).
     pub(crate) fn buffer(&mut self) -> &mut Vec<(u32, u32)> {
         &mut self.out_of_order
     }

@@ -34,7 +34,7 @@ impl Scoreboard {
     }
 
     /// The block buffer, only to hand it between connections
-    /// ([`crate::tcp::conn::Spare`]).
+    /// ([`crate::transport::tcp::conn::Spare`]).
     pub(crate) fn buffer(&mut self) -> &mut Vec<(i64, i64)> {
         &mut self.blocks
     }

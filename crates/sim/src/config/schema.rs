@@ -3,8 +3,8 @@
 //!
 //! Every table is declared once, beside its reader: the scenario root,
 //! topologies and trace in [`crate::scenario`], traffic kinds there too,
-//! queue disciplines in [`crate::qdiscs`], `tcp` in [`crate::tcp::config`],
-//! distributions in [`crate::dist`]. A reader declares its table's keys to
+//! queue disciplines in [`crate::net::qdisc`], `tcp` in [`crate::transport::tcp::config`],
+//! distributions in [`crate::config::dist`]. A reader declares its table's keys to
 //! [`Table`](crate::config::Table) before it reads any, so the declaration
 //! is the list of known keys and the text of a missing key's error. This
 //! module turns the same declarations into a JSON Schema (draft 2020-12) that
@@ -20,8 +20,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{json, Map, Value};
 
+use crate::config::dist::Quantity;
 use crate::config::{RATE_UNITS, SIZE_UNITS, TIME_UNITS};
-use crate::dist::Quantity;
 
 /// Bounds of a dimensionless number; infinite ends are unbounded.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -254,21 +254,6 @@ fn unit_string(alternatives: &[String], description: &str) -> Value {
 // ---------------------------------------------------------------------------
 // JSON Schema
 
-/// The JSON Schema of a scenario file, as `aqmlab schema scenario` prints it.
-pub fn scenario_schema() -> Value {
-    json_schema(
-        &crate::scenario::SCENARIO,
-        "aqmlab scenario",
-        "A network, its traffic and its queue disciplines, simulated by aqmlab. Quantities with units are \
-         strings (\"20ms\", \"10Mbps\", \"1500B\", \"300pkt\"); bare numbers are dimensionless.",
-    )
-}
-
-/// The key tables of a scenario file, as the README shows them.
-pub fn scenario_markdown() -> String {
-    markdown(&crate::scenario::SCENARIO)
-}
-
 /// The JSON Schema (draft 2020-12) of tables declared by `root`.
 pub fn json_schema(root: &'static TableDecl, title: &str, description: &str) -> Value {
     let mut g = Gen::default();
@@ -365,7 +350,7 @@ impl Gen {
             Ty::NonEmptyList(item) => json!({ "type": "array", "minItems": 1, "items": self.ty(item, q) }),
             Ty::Dist(q) => {
                 let scalar = self.ty(&Ty::Value, Some(q));
-                let table = self.tagged_ref(&crate::dist::DIST, Some(q));
+                let table = self.tagged_ref(&crate::config::dist::DIST, Some(q));
                 // Dispatch on the type rather than anyOf, so that an error
                 // inside a distribution table is reported at its key.
                 json!({ "if": { "type": "object" }, "then": table, "else": scalar })
@@ -519,10 +504,10 @@ impl Ty {
 /// last.
 pub fn markdown(root: &'static TableDecl) -> String {
     let mut out = String::new();
-    let mut seen = BTreeSet::from([crate::dist::DIST.id]);
+    let mut seen = BTreeSet::from([crate::config::dist::DIST.id]);
     md_table(root, &mut out, &mut seen);
-    seen.remove(crate::dist::DIST.id);
-    md_tagged(&crate::dist::DIST, &mut out, &mut seen);
+    seen.remove(crate::config::dist::DIST.id);
+    md_tagged(&crate::config::dist::DIST, &mut out, &mut seen);
     out
 }
 
@@ -561,7 +546,7 @@ fn nested(ty: &Ty, out: &mut Vec<Nested>) {
     match *ty {
         Ty::Table(t) => out.push(Nested::Table(t)),
         Ty::Tagged(t) => out.push(Nested::Tagged(t)),
-        Ty::Dist(_) => out.push(Nested::Tagged(&crate::dist::DIST)),
+        Ty::Dist(_) => out.push(Nested::Tagged(&crate::config::dist::DIST)),
         Ty::List(item) | Ty::NonEmptyList(item) => nested(item, out),
         Ty::AnyOf(tys) => tys.iter().for_each(|t| nested(t, out)),
         _ => {}
@@ -622,57 +607,5 @@ fn md_tagged(t: &'static Tagged, out: &mut String, seen: &mut BTreeSet<&'static 
     md_follow(t.common.iter(), out, seen);
     for v in t.variants {
         md_follow(v.keys(), out, seen);
-    }
-}
-
-#[cfg(test)]
-mod test {
-    use super::*;
-
-    #[test]
-    fn test_scenario_schema_defines_every_tagged_table_once() {
-        let s = scenario_schema();
-        let defs = s["$defs"].as_object().unwrap();
-        for id in [
-            "topology",
-            "qdisc",
-            "red-queue2",
-            "traffic",
-            "tcp",
-            "trace",
-            "dist-time",
-            "dist-size",
-            "dist-count",
-        ] {
-            assert!(defs.contains_key(id), "no $defs.{id}");
-        }
-        assert_eq!(s["title"], "aqmlab scenario");
-        assert_eq!(s["required"], json!(["duration", "topology", "traffic"]));
-        let kinds = defs["qdisc"]["allOf"].as_array().unwrap();
-        assert_eq!(kinds.len(), crate::qdiscs::QDISC_KINDS.len());
-    }
-
-    #[test]
-    fn test_onoff_variants_are_told_apart_by_transport() {
-        let s = scenario_schema();
-        let ifs: Vec<&Value> = s["$defs"]["traffic"]["allOf"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|case| &case["if"]["properties"])
-            .filter(|cond| cond["kind"]["const"] == "onoff")
-            .collect();
-        assert_eq!(ifs.len(), 2);
-        assert_eq!(ifs[0]["transport"], json!({ "const": "tcp" }));
-        assert_eq!(ifs[1]["transport"], json!({ "not": { "const": "tcp" } }));
-    }
-
-    #[test]
-    fn test_markdown_lists_each_table_once_distributions_last() {
-        let md = scenario_markdown();
-        assert_eq!(md.matches("**queue discipline**").count(), 1);
-        assert!(md.starts_with("**scenario**"));
-        let last = md.rfind("\n**").unwrap();
-        assert!(md[last..].starts_with("\n**distribution**"), "{}", &md[last..last + 40]);
     }
 }

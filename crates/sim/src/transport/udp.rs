@@ -11,7 +11,7 @@
 use aqmlab_qdisc::rng::Rng;
 use aqmlab_qdisc::{Duration, Time};
 
-use crate::dist::Dist;
+use crate::config::dist::Dist;
 use crate::scenario::{SourceSpec, TcpOnOff};
 
 #[derive(Clone, Debug)]
@@ -284,7 +284,7 @@ mod test {
         let tcp = |rate_bps| SourceSpec::Ftp {
             size_bytes: None,
             payload: Dist::Constant(1000.0),
-            tcp: crate::tcp::TcpConfig::default(),
+            tcp: crate::transport::tcp::TcpConfig::default(),
             on_off: Some(TcpOnOff {
                 on: on.clone(),
                 off: off.clone(),

@@ -17,14 +17,14 @@ use aqmlab_qdisc::time::{transmission_time, NANOS_PER_SEC};
 use aqmlab_qdisc::{tcp_flags, AnyQdisc, Duration, Ecn, Effects, Limit, Packet, PacketKind, QueueDisc, Time, Verdict};
 use serde_json::{json, Map, Value};
 
-use crate::app::UdpSource;
+use crate::app::web::{Action as WebAction, Http11Action, Http11Client, WebResponse, WebSession, REQUEST_PKTS};
 use crate::engine::{EventQueue, Fired, LinkEvent, Next, Timer};
 use crate::monitor::{jain_index, num, ratio, DelayStats, FlowStats, QueueMonitor, Totals, Window};
-use crate::qdiscs::describe;
+use crate::net::qdisc::describe;
 use crate::scenario::{DelaySpec, Report, Scenario, SourceSpec, TcpOnOff};
-use crate::tcp::conn::{Payload, TcpConn};
-use crate::tcp::{AckInfo, DataInfo, RtoConfig, Segment};
-use crate::web::{Action as WebAction, Http11Action, Http11Client, WebResponse, WebSession, REQUEST_PKTS};
+use crate::transport::tcp::conn::{Payload, TcpConn};
+use crate::transport::tcp::{AckInfo, DataInfo, RtoConfig, Segment};
+use crate::transport::udp::UdpSource;
 
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -69,15 +69,15 @@ struct TcpFlow {
     on_off: Option<OnOff>,
     repeat: Option<Repeat>,
     /// To open further connections (`file`).
-    cfg: crate::tcp::TcpConfig,
+    cfg: crate::transport::tcp::TcpConfig,
     boot: Duration,
-    payload: crate::dist::Dist,
+    payload: crate::config::dist::Dist,
     payload_seed: u64,
     /// Retransmits, timeouts, fast retransmits and ECN reductions inside
     /// the window, over all the flow's connections, and the current
     /// connection's counters when they were last added in.
     counts: [u64; 4],
-    last_seen: crate::tcp::TcpSenderStats,
+    last_seen: crate::transport::tcp::TcpSenderStats,
     /// srtt and RTO after each ACK inside the window (s).
     srtt: DelayStats,
     rto: DelayStats,
@@ -90,7 +90,7 @@ struct TcpFlow {
 impl TcpFlow {
     /// A connection that the engine feeds with data as its application
     /// asks (HTTP/1.1 and web), with fresh timers and no counts yet.
-    fn persistent(conn: TcpConn, role: Role, cfg: crate::tcp::TcpConfig) -> TcpFlow {
+    fn persistent(conn: TcpConn, role: Role, cfg: crate::transport::tcp::TcpConfig) -> TcpFlow {
         TcpFlow {
             conn,
             role,
@@ -101,7 +101,7 @@ impl TcpFlow {
             repeat: None,
             cfg,
             boot: Duration::ZERO,
-            payload: crate::dist::Dist::Constant(0.0),
+            payload: crate::config::dist::Dist::Constant(0.0),
             payload_seed: 0,
             counts: [0; 4],
             last_seen: Default::default(),
@@ -184,7 +184,7 @@ struct WebSlot {
     servers: Vec<u32>,
     clients: Vec<u32>,
     payload_bytes: u32,
-    cfg: crate::tcp::TcpConfig,
+    cfg: crate::transport::tcp::TcpConfig,
     /// How its objects' requests and responses travel, and so which end
     /// finishes a web connection: the sender once all is acknowledged
     /// (`new-connection`), or the sink once all is delivered.
@@ -203,15 +203,15 @@ struct WebSlot {
 
 /// Repeated transfers of a `file` group.
 struct Repeat {
-    size: crate::dist::Dist,
-    gap: crate::dist::Dist,
+    size: crate::config::dist::Dist,
+    gap: crate::config::dist::Dist,
     rng: aqmlab_qdisc::rng::Rng,
 }
 
 /// An ON/OFF application over TCP: unlimited data while ON, none while OFF.
 struct OnOff {
-    on: crate::dist::Dist,
-    off: crate::dist::Dist,
+    on: crate::config::dist::Dist,
+    off: crate::config::dist::Dist,
     rng: aqmlab_qdisc::rng::Rng,
     is_on: bool,
 }
@@ -310,7 +310,7 @@ pub struct Sim<'s> {
     free_slots: Vec<u32>,
     slot_timers: Vec<(Timer, Timer, u32)>,
     /// Buffers of closed web connections, for new ones to reuse.
-    spare: Vec<crate::tcp::conn::Spare>,
+    spare: Vec<crate::transport::tcp::conn::Spare>,
     web_actions: Vec<WebAction>,
     http: Vec<HttpSlot>,
     http_actions: Vec<Http11Action>,
@@ -594,8 +594,8 @@ impl<'s> Sim<'s> {
         for (c, f, cfg, payload_bytes, start) in http_setup {
             let m = sim.flows[f as usize];
             let conn = |syn: bool| {
-                let cfg = crate::tcp::TcpConfig { syn, ..cfg };
-                let data = Payload::new(crate::dist::Dist::Constant(payload_bytes as f64), 0, None);
+                let cfg = crate::transport::tcp::TcpConfig { syn, ..cfg };
+                let data = Payload::new(crate::config::dist::Dist::Constant(payload_bytes as f64), 0, None);
                 TcpConn::new(&cfg, data, Duration::ZERO).expect("a validated TCP configuration")
             };
             sim.tcp[f as usize] = Some(TcpFlow::persistent(conn(false), Role::HttpResponse { client: c }, cfg));
@@ -896,7 +896,11 @@ impl<'s> Sim<'s> {
         let stat = web.stat;
         let mut cfg = web.cfg;
         cfg.syn = syn;
-        let payload = Payload::new(crate::dist::Dist::Constant(web.payload_bytes as f64), 0, Some(bytes));
+        let payload = Payload::new(
+            crate::config::dist::Dist::Constant(web.payload_bytes as f64),
+            0,
+            Some(bytes),
+        );
         let mut conn = TcpConn::new(&cfg, payload, Duration::ZERO).expect("a validated TCP configuration");
         if let Some(spare) = self.spare.pop() {
             conn.reuse(spare);
@@ -1853,14 +1857,14 @@ pub fn run(sc: &Scenario, seed: u64) -> RunOutput {
 /// `check = "arrival"` a packet may wait up to one packet time more than
 /// its deadline at a queue; that is not added.)
 fn ted_rto(sc: &Scenario, links: &[Link], g: usize, src: u32, dst: u32) -> Duration {
-    use crate::qdiscs::QdiscSpec;
+    use crate::net::qdisc::QdiscSpec;
     use aqmlab_qdisc::TedMode;
     let group = &sc.groups[g];
     let SourceSpec::Ftp { payload, tcp, .. } = &group.source else {
         unreachable!("only TCP groups have an RTO")
     };
     let largest = match payload {
-        crate::dist::Dist::Constant(b) | crate::dist::Dist::Uniform { max: b, .. } => *b,
+        crate::config::dist::Dist::Constant(b) | crate::config::dist::Dist::Uniform { max: b, .. } => *b,
         other => other.mean().unwrap_or(1460.0),
     } as u32;
     let class = &sc.classes[group.class as usize];

@@ -27,8 +27,8 @@
 use aqmlab_qdisc::rng::{self, Rng};
 use serde_json::{json, Value};
 
+use crate::config::schema::{Key, Range, Tagged, Ty, Variant};
 use crate::config::{self, parse_real_in, show, Cx, Table};
-use crate::schema::{Key, Range, Tagged, Ty, Variant};
 
 /// What a distribution's values measure, which fixes the unit its
 /// parameters are written in.

@@ -16,6 +16,10 @@ pub mod wire;
 #[cfg(test)]
 mod closed_loop_test;
 
+/// The largest TCP payload (an IPv4 datagram's 65535 B less 40 B of
+/// headers). Drawn payloads are capped at it.
+pub const MAX_TCP_PAYLOAD_BYTES: u32 = 65_495;
+
 pub use config::{EcnAtCwnd1, RtoConfig, TcpConfig, Variant};
 pub use rtt::RttEstimator;
 pub use sender::{CwndAction, TcpSender, TcpSenderStats};

@@ -14,9 +14,9 @@ use aqmlab_qdisc::rng::{self, Rng};
 use aqmlab_qdisc::{Duration, Time};
 use rand::SeedableRng;
 
-use crate::dist::Dist;
-use crate::scenario::MAX_TCP_PAYLOAD_BYTES;
-use crate::tcp::{AckInfo, DataInfo, Delivered, Segment, TcpConfig, TcpSender, TcpSink};
+use crate::config::dist::Dist;
+use crate::transport::tcp::MAX_TCP_PAYLOAD_BYTES;
+use crate::transport::tcp::{AckInfo, DataInfo, Delivered, Segment, TcpConfig, TcpSender, TcpSink};
 
 /// The data of a flow: how many packets and how large each is.
 #[derive(Clone, Debug)]

@@ -15,9 +15,9 @@ use aqmlab_qdisc::{
 };
 use serde_json::{json, Map, Value};
 
+use crate::config::schema::{Key, Range, TableDecl, Tagged, Ty, Variant};
 use crate::config::{self, join, parse_bool, parse_choice, parse_duration, Cx, Table};
-use crate::scenario::CLASSES;
-use crate::schema::{Key, Range, TableDecl, Tagged, Ty, Variant};
+use crate::net::CLASSES;
 
 pub const QDISC_KINDS: &[&str] = &[
     "droptail",

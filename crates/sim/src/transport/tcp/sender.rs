@@ -236,7 +236,7 @@ impl TcpSender {
     /// ignored unless `rto` is `Ns2`). Fails on a parameter out of range
     /// and on an unresolved `rto = Ted`.
     /// The SACK scoreboard's buffer, only to hand it between connections
-    /// ([`crate::tcp::conn::Spare`]).
+    /// ([`crate::transport::tcp::conn::Spare`]).
     pub(crate) fn buffer(&mut self) -> &mut Vec<(i64, i64)> {
         self.scoreboard.buffer()
     }
@@ -1045,9 +1045,9 @@ impl TcpSender {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::tcp::config::RtoConfig;
-    use crate::tcp::sink::TcpSink;
-    use crate::tcp::wire::DataInfo;
+    use crate::transport::tcp::config::RtoConfig;
+    use crate::transport::tcp::sink::TcpSink;
+    use crate::transport::tcp::wire::DataInfo;
 
     // Constants
 
@@ -1340,7 +1340,9 @@ mod test {
         assert_eq!(f.fire(), vec![0]);
         assert!(f.out[0].ect);
         let with_syn = TcpConfig { syn: true, ..cfg };
-        let err = TcpSender::new(&with_syn, Duration::ZERO).err().expect("a SYN cannot be ECN-capable");
+        let err = TcpSender::new(&with_syn, Duration::ZERO)
+            .err()
+            .expect("a SYN cannot be ECN-capable");
         assert!(err.contains("ecn_negotiate = false needs syn = false"), "{err}");
     }
 

@@ -1,0 +1,3 @@
+//! Applications that drive TCP connections.
+
+pub mod web;
