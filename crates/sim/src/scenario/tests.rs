@@ -431,3 +431,31 @@ fn test_markdown_lists_each_table_once_distributions_last() {
     let last = md.rfind("\n**").unwrap();
     assert!(md[last..].starts_with("\n**distribution**"), "{}", &md[last..last + 40]);
 }
+
+#[test]
+fn test_paced_tcp_application_has_the_udp_onoff_schedule() {
+    // A rate-limited TCP ON/OFF application sends on the UDP `onoff`
+    // schedule of the same rate, payload and periods; plain TCP groups
+    // (unlimited data while ON included) have none.
+    use crate::transport::udp::Schedule;
+    let (on, off) = (Dist::Exponential { mean: 0.3 }, Dist::Pareto { shape: 1.5, scale: 0.2 });
+    let tcp = |rate_bps| SourceSpec::Ftp {
+        size_bytes: None,
+        payload: Dist::Constant(1000.0),
+        tcp: TcpConfig::default(),
+        on_off: Some(TcpOnOff {
+            on: on.clone(),
+            off: off.clone(),
+            rate_bps,
+        }),
+        repeat: None,
+    };
+    let udp = Schedule::OnOff {
+        rate_bps: 200e3,
+        size_bytes: 1000,
+        on: on.clone(),
+        off: off.clone(),
+    };
+    assert_eq!(tcp(Some(200e3)).schedule(), Some(udp));
+    assert_eq!(tcp(None).schedule(), None);
+}

@@ -2,6 +2,7 @@
 //! every group has.
 
 use super::*;
+use crate::transport::udp::Schedule;
 
 // ---------------------------------------------------------------------------
 // Traffic
@@ -357,6 +358,64 @@ impl SourceSpec {
             SourceSpec::Web { .. } => "web",
             SourceSpec::Http11 { .. } => "http11",
         }
+    }
+
+    /// The open-loop schedule of a UDP group, or of the application of a
+    /// rate-limited TCP ON/OFF group (which hands its packets to TCP);
+    /// `None` for other TCP groups.
+    pub fn schedule(&self) -> Option<Schedule> {
+        Some(match self {
+            SourceSpec::Ftp {
+                on_off:
+                    Some(TcpOnOff {
+                        on,
+                        off,
+                        rate_bps: Some(rate_bps),
+                    }),
+                payload,
+                ..
+            } => {
+                let Dist::Constant(bytes) = *payload else {
+                    unreachable!("validated: a rate comes with one payload size")
+                };
+                Schedule::OnOff {
+                    rate_bps: *rate_bps,
+                    size_bytes: bytes as u32,
+                    on: on.clone(),
+                    off: off.clone(),
+                }
+            }
+            SourceSpec::Ftp { .. } | SourceSpec::Web { .. } | SourceSpec::Http11 { .. } => return None,
+            SourceSpec::Cbr {
+                rate_bps,
+                size_bytes,
+                jitter,
+            } => Schedule::Cbr {
+                rate_bps: *rate_bps,
+                size_bytes: *size_bytes,
+                jitter: *jitter,
+            },
+            SourceSpec::Poisson { rate_bps, size } => Schedule::Poisson {
+                rate_bps: *rate_bps,
+                size: size.clone(),
+            },
+            SourceSpec::Batch { gap, batch, size } => Schedule::Batch {
+                gap: gap.clone(),
+                batch: batch.clone(),
+                size: size.clone(),
+            },
+            SourceSpec::OnOff {
+                rate_bps,
+                size_bytes,
+                on,
+                off,
+            } => Schedule::OnOff {
+                rate_bps: *rate_bps,
+                size_bytes: *size_bytes,
+                on: on.clone(),
+                off: off.clone(),
+            },
+        })
     }
 
     pub fn is_tcp(&self) -> bool {

@@ -9,17 +9,14 @@
 //! propagation on a link stay in a FIFO on that link (its delay is constant,
 //! so they arrive in the order they left), which keeps events small.
 
-use std::collections::VecDeque;
-
-use aqmlab_qdisc::fifo::Backlog;
 use aqmlab_qdisc::rng;
-use aqmlab_qdisc::time::{transmission_time, NANOS_PER_SEC};
-use aqmlab_qdisc::{tcp_flags, AnyQdisc, Duration, Ecn, Effects, Limit, Packet, PacketKind, QueueDisc, Time, Verdict};
+use aqmlab_qdisc::{tcp_flags, AnyQdisc, Duration, Ecn, Limit, Packet, PacketKind, QueueDisc, Time};
 use serde_json::{json, Map, Value};
 
 use crate::app::web::{Action as WebAction, Http11Action, Http11Client, WebResponse, WebSession, REQUEST_PKTS};
 use crate::engine::{EventQueue, Fired, LinkEvent, Next, Timer};
 use crate::monitor::{jain_index, num, ratio, DelayStats, FlowStats, QueueMonitor, Totals, Window};
+use crate::net::link::{Link, Network, Wakeups};
 use crate::net::qdisc::describe;
 use crate::scenario::{DelaySpec, Report, Scenario, SourceSpec, TcpOnOff};
 use crate::transport::tcp::conn::{Payload, TcpConn};
@@ -56,6 +53,30 @@ enum Event {
     HttpStart(u32),
     /// An HTTP/1.1 client's think time ends.
     HttpTimer { client: u32, generation: u32 },
+}
+
+/// The network's wake-ups are link events of the event queue; a
+/// discipline's timer is an event of its own.
+impl Wakeups for EventQueue<Event> {
+    #[inline]
+    fn reserve(&mut self) -> u64 {
+        EventQueue::reserve(self)
+    }
+
+    #[inline]
+    fn set_tx_done(&mut self, l: u32, at: Option<(Time, u64)>) {
+        self.set_link(l, LinkEvent::TxDone, at);
+    }
+
+    #[inline]
+    fn set_arrival(&mut self, l: u32, at: Option<(Time, u64)>) {
+        self.set_link(l, LinkEvent::Arrive, at);
+    }
+
+    #[inline]
+    fn qdisc_timer(&mut self, l: u32, at: Time, generation: u32) {
+        self.schedule(at, Event::QdiscTimer { link: l, generation });
+    }
 }
 
 /// A TCP flow's connection and the engine's timers for its two agents.
@@ -216,35 +237,6 @@ struct OnOff {
     is_on: bool,
 }
 
-struct Link {
-    to: u32,
-    rate_bps: u64,
-    /// The transmission time of a byte when it is a whole number of
-    /// nanoseconds (10 Mb/s: 800 ns), so that a packet's needs no division.
-    ns_per_byte: Option<u64>,
-    delay: Duration,
-    qdisc: AnyQdisc,
-    /// The discipline is a plain FIFO (drop-tail), for which asking an
-    /// empty queue for a packet changes nothing: when it is empty as a
-    /// transmission starts, the end of that transmission needs no event
-    /// unless a packet arrives before it (see `Sim::transmit`).
-    lazy: bool,
-    /// A transmission is under way, or (lazy links) has ended unnoticed.
-    busy: bool,
-    /// The packet being transmitted and when its transmission ends.
-    tx: Packet,
-    tx_end: Time,
-    /// `tx` is already in `in_flight` (a transmission without a TxDone).
-    tx_in_flight: bool,
-    /// A TxDone event is queued for the current transmission.
-    done_pending: bool,
-    /// Packets propagating, oldest first, with their arrival time and the
-    /// sequence number reserved for their Arrive event.
-    in_flight: VecDeque<(Time, u64, Packet)>,
-    mon: QueueMonitor,
-    timer: Timer,
-}
-
 #[derive(Clone, Copy, Debug)]
 struct FlowMeta {
     /// The row of `stats` the flow's packets count in: its own for a
@@ -256,13 +248,6 @@ struct FlowMeta {
     class: u8,
     src: u32,
     dst: u32,
-}
-
-/// Whether `q` is a drop-tail queue that, empty, admits a packet of `size`
-/// bytes (a byte limit smaller than the packet refuses it).
-#[inline]
-fn passes_straight(q: &AnyQdisc, size: u32) -> bool {
-    matches!(q, AnyQdisc::DropTail(d) if d.params().limit.admits(Backlog::default(), size))
 }
 
 /// Time series, one column per traced quantity.
@@ -297,8 +282,7 @@ pub struct Sim<'s> {
     now: Time,
     window: Window,
     events: EventQueue<Event>,
-    links: Vec<Link>,
-    n_nodes: usize,
+    net: Network,
     flows: Vec<FlowMeta>,
     /// The open-loop source of each flow (`None` for TCP flows).
     sources: Vec<Option<UdpSource>>,
@@ -324,8 +308,6 @@ pub struct Sim<'s> {
     stats: Vec<FlowStats>,
     next_id: u64,
     n_events: u64,
-    /// Scratch for what a queue discipline call did besides its result.
-    fx: Effects,
     tracer: Option<Tracer>,
     /// Every TCP data packet and SYN as it leaves its sender: (time, flow,
     /// sequence number).
@@ -358,28 +340,13 @@ impl<'s> Sim<'s> {
                 } else {
                     QueueMonitor::new(window, n_classes)
                 };
-                Link {
-                    to: l.to,
-                    rate_bps: l.rate_bps,
-                    ns_per_byte: ((8 * NANOS_PER_SEC).checked_rem(l.rate_bps) == Some(0))
-                        .then(|| 8 * NANOS_PER_SEC / l.rate_bps),
-                    delay: match &l.delay {
-                        DelaySpec::Fixed(d) => *d,
-                        DelaySpec::Drawn { dist, stream } => {
-                            Duration::from_secs_f64(dist.sample(&mut rng::stream(seed, stream)))
-                        }
-                    },
-                    lazy: matches!(qdisc, AnyQdisc::DropTail(_)),
-                    qdisc,
-                    busy: false,
-                    tx: Packet::default(),
-                    tx_end: Time(0),
-                    tx_in_flight: false,
-                    done_pending: false,
-                    in_flight: VecDeque::new(),
-                    mon,
-                    timer: Timer::default(),
-                }
+                let delay = match &l.delay {
+                    DelaySpec::Fixed(d) => *d,
+                    DelaySpec::Drawn { dist, stream } => {
+                        Duration::from_secs_f64(dist.sample(&mut rng::stream(seed, stream)))
+                    }
+                };
+                Link::new(l.to, l.rate_bps, delay, qdisc, mon)
             })
             .collect();
         let mut sim = Sim {
@@ -388,8 +355,7 @@ impl<'s> Sim<'s> {
             now: Time::ZERO,
             window,
             events: EventQueue::new(sc.net.links.len()),
-            links,
-            n_nodes: sc.net.nodes.len(),
+            net: Network::new(links, sc.net.next_hop.clone(), sc.net.nodes.len()),
             flows: Vec::new(),
             sources: Vec::new(),
             tcp: Vec::new(),
@@ -408,7 +374,6 @@ impl<'s> Sim<'s> {
             n_events: 0,
             #[cfg(test)]
             tcp_log: Vec::new(),
-            fx: Effects::default(),
             tracer: sc.trace.as_ref().map(|t| Tracer {
                 interval: t.interval,
                 next_at: Time::ZERO,
@@ -446,7 +411,7 @@ impl<'s> Sim<'s> {
                     } => {
                         let mut cfg = *tcp;
                         if cfg.rto == RtoConfig::Ted {
-                            cfg.rto = RtoConfig::Fixed(ted_rto(sc, &sim.links, g, src, dst));
+                            cfg.rto = RtoConfig::Fixed(ted_rto(sc, &sim.net.links, g, src, dst));
                         }
                         let boot = match cfg.rto {
                             RtoConfig::Ns2 { tick, .. } => Duration(
@@ -534,7 +499,7 @@ impl<'s> Sim<'s> {
                         if cfg.rto == RtoConfig::Ted {
                             // Connections of a session run between varying hosts:
                             // the TED RTO is taken for the group's first pair.
-                            cfg.rto = RtoConfig::Fixed(ted_rto(sc, &sim.links, g, group.src[0], group.dst[0]));
+                            cfg.rto = RtoConfig::Fixed(ted_rto(sc, &sim.net.links, g, group.src[0], group.dst[0]));
                         }
                         let session = WebSession::new(
                             params,
@@ -566,12 +531,14 @@ impl<'s> Sim<'s> {
                     }
                     _ => None,
                 });
-                let mut source = UdpSource::new(
-                    &group.source,
-                    stop,
-                    rng::stream(seed, &format!("{name}.gap")),
-                    rng::stream(seed, &format!("{name}.size")),
-                );
+                let mut source = group.source.schedule().map(|schedule| {
+                    UdpSource::new(
+                        &schedule,
+                        stop,
+                        rng::stream(seed, &format!("{name}.gap")),
+                        rng::stream(seed, &format!("{name}.size")),
+                    )
+                });
                 if let Some(t) = source
                     .as_mut()
                     .and_then(|s| s.first(Time::ZERO + Duration::from_secs_f64(start)))
@@ -639,7 +606,8 @@ impl<'s> Sim<'s> {
                 }
                 Next::Link(t, l, LinkEvent::TxDone) => {
                     self.now = t;
-                    self.tx_done(l);
+                    self.net.tx_done(l, t, &mut self.events);
+                    self.account_lost();
                     continue;
                 }
                 Next::Other(t, ev) => (t, ev),
@@ -676,10 +644,7 @@ impl<'s> Sim<'s> {
                     break;
                 }
                 Event::Source(f) => self.source_fire(f),
-                Event::QdiscTimer { link, .. } => {
-                    self.links[link as usize].qdisc.on_timer(self.now);
-                    self.sync_timer(link);
-                }
+                Event::QdiscTimer { link, .. } => self.net.qdisc_timer(link, self.now, &mut self.events),
                 Event::Sample => self.sample(),
                 Event::Warmup => {
                     for t in self.tcp.iter_mut().flatten() {
@@ -1141,7 +1106,7 @@ impl<'s> Sim<'s> {
     /// connection, whose events are ignored).
     fn timer_of(&mut self, ev: Event) -> Option<(&mut Timer, u32)> {
         match ev {
-            Event::QdiscTimer { link, generation } => Some((&mut self.links[link as usize].timer, generation)),
+            Event::QdiscTimer { link, generation } => Some((&mut self.net.links[link as usize].timer, generation)),
             Event::TcpSenderTimer { flow, generation } => self.tcp[flow as usize]
                 .as_mut()
                 .map(|t| (&mut t.sender_timer, generation)),
@@ -1225,178 +1190,41 @@ impl<'s> Sim<'s> {
         self.forward(m.src, pkt);
     }
 
+    /// Sends `pkt` on from `node` and accounts what the network lost.
     #[inline]
     fn forward(&mut self, node: u32, pkt: Packet) {
-        let l = self.sc.net.next_hop[node as usize * self.n_nodes + pkt.dst as usize];
-        self.enqueue(l, pkt);
+        self.net.forward(node, pkt, self.now, &mut self.events);
+        self.account_lost();
     }
 
-    fn enqueue(&mut self, l: u32, mut pkt: Packet) {
-        let now = self.now;
-        pkt.enqueued_at = now;
-        let mut fx = std::mem::take(&mut self.fx);
-        fx.clear();
-        let link = &mut self.links[l as usize];
-        if link.busy && !link.done_pending && link.tx_end <= now {
-            // A lazy link's transmission ended unnoticed (see `transmit`).
-            link.busy = false;
+    /// Link `l`'s oldest packet in flight reaches the far node.
+    fn arrive(&mut self, l: u32) {
+        let delivered = self.net.arrive(l, self.now, &mut self.events);
+        self.account_lost();
+        if let Some(pkt) = delivered {
+            self.deliver(pkt);
         }
-        if !link.busy && passes_straight(&link.qdisc, pkt.size_bytes) {
-            // An idle drop-tail link holds nothing: the packet is queued and
-            // leaves at once, as the general path below would do, without
-            // the calls that change nothing (its backlog integral gains 0).
-            link.mon.arrival(now, pkt.class, false, false);
-            link.mon.backlog(now, 0);
-            Self::transmit(&mut self.events, link, l, pkt, now, false, false);
+    }
+
+    /// The packets the network dropped count against their flows if they
+    /// were sent inside the window, so that `drops / sent` compares like
+    /// with like.
+    #[inline]
+    fn account_lost(&mut self) {
+        if self.net.lost.is_empty() {
             return;
         }
-        let verdict = link.qdisc.enqueue(pkt, now, &mut fx);
-        let dropped = matches!(verdict, Verdict::Dropped(_));
-        link.mon
-            .arrival(now, pkt.class, dropped, dropped || !fx.discards.is_empty());
-        match verdict {
-            Verdict::Enqueued => {}
-            Verdict::Marked => link.mon.mark(now),
-            Verdict::Dropped(reason) => link.mon.drop(now, pkt.class, reason, false),
-        }
-        let idle = !link.busy;
-        if dropped {
-            self.flow_drop(&pkt);
-        }
-        self.fx = fx;
-        self.settle(l);
-        if idle {
-            self.start_tx(l);
-        } else {
-            let link = &mut self.links[l as usize];
-            if !link.done_pending && link.qdisc.backlog().pkts > 0 {
-                link.done_pending = true;
-                self.events.schedule_link(l, LinkEvent::TxDone, link.tx_end);
+        let Sim {
+            net,
+            flows,
+            stats,
+            window,
+            ..
+        } = self;
+        for pkt in net.lost.drain(..) {
+            if pkt.kind != PacketKind::TcpAck && window.contains(pkt.sent_at) {
+                stats[flows[pkt.flow as usize].stat as usize].drops += 1;
             }
-        }
-        self.sync_timer(l);
-    }
-
-    /// Accounts for the packets a discipline call discarded (besides an
-    /// arrival's own drop) and brings the backlog integral up to date.
-    fn settle(&mut self, l: u32) {
-        let now = self.now;
-        let link = &mut self.links[l as usize];
-        for (p, reason) in &self.fx.discards {
-            link.mon.drop(now, p.class, *reason, true);
-        }
-        link.mon.backlog(now, link.qdisc.backlog().pkts);
-        for i in 0..self.fx.discards.len() {
-            let p = self.fx.discards[i].0;
-            self.flow_drop(&p);
-        }
-    }
-
-    /// A packet of a flow was dropped somewhere. It counts against the flow
-    /// if it was sent inside the window, so that `drops / sent` compares
-    /// like with like.
-    #[inline]
-    fn flow_drop(&mut self, pkt: &Packet) {
-        if pkt.kind != PacketKind::TcpAck && self.window.contains(pkt.sent_at) {
-            let stat = self.flows[pkt.flow as usize].stat;
-            self.stats[stat as usize].drops += 1;
-        }
-    }
-
-    fn start_tx(&mut self, l: u32) {
-        let now = self.now;
-        self.fx.clear();
-        let link = &mut self.links[l as usize];
-        if let Some(p) = link.qdisc.dequeue(now, &mut self.fx) {
-            let queued = link.qdisc.backlog().pkts > 0;
-            Self::transmit(&mut self.events, link, l, p, now, self.fx.marked, queued);
-        }
-        self.settle(l);
-    }
-
-    /// Starts sending `p` (just dequeued; `queued`: packets wait behind it).
-    #[inline]
-    fn transmit(
-        events: &mut EventQueue<Event>,
-        link: &mut Link,
-        l: u32,
-        p: Packet,
-        now: Time,
-        marked: bool,
-        queued: bool,
-    ) {
-        let done = now
-            + match link.ns_per_byte {
-                Some(ns) => Duration(p.size_bytes as u64 * ns),
-                None => transmission_time(p.size_bytes, link.rate_bps),
-            };
-        link.busy = true;
-        link.tx_end = done;
-        link.mon.departure(now, p.class, p.enqueued_at, done);
-        if marked {
-            link.mon.mark(now);
-        }
-        if link.lazy && !queued {
-            // Nothing waits behind this packet, and asking the empty FIFO
-            // again at `done` would change nothing: no TxDone. The packet
-            // goes into flight now; the link counts as free from `done` on,
-            // which `enqueue` notices (and schedules the TxDone if a packet
-            // comes to wait before then).
-            link.tx_in_flight = true;
-            link.done_pending = false;
-            Self::launch(events, link, l, done, p);
-        } else {
-            link.tx = p;
-            link.tx_in_flight = false;
-            link.done_pending = true;
-            events.schedule_link(l, LinkEvent::TxDone, done);
-        }
-    }
-
-    /// Puts `p`, whose transmission ends at `done`, into flight: it reaches
-    /// the far node a propagation delay later.
-    fn launch(events: &mut EventQueue<Event>, link: &mut Link, l: u32, done: Time, p: Packet) {
-        // Only the oldest packet in flight has its Arrive event queued; the
-        // others keep the sequence number they would have been scheduled
-        // with, so the order of events is as if each had its own.
-        let at = done + link.delay;
-        let seq = events.reserve();
-        if link.in_flight.is_empty() {
-            events.set_link(l, LinkEvent::Arrive, Some((at, seq)));
-        }
-        link.in_flight.push_back((at, seq, p));
-    }
-
-    fn tx_done(&mut self, l: u32) {
-        let now = self.now;
-        let link = &mut self.links[l as usize];
-        link.busy = false;
-        link.done_pending = false;
-        if !link.tx_in_flight {
-            Self::launch(&mut self.events, link, l, now, link.tx);
-        }
-        self.start_tx(l);
-        // The event that fired is replaced if the next transmission has
-        // one; cleared otherwise.
-        if !self.links[l as usize].done_pending {
-            self.events.set_link(l, LinkEvent::TxDone, None);
-        }
-        self.sync_timer(l);
-    }
-
-    fn arrive(&mut self, l: u32) {
-        let link = &mut self.links[l as usize];
-        let (_, _, pkt) = link
-            .in_flight
-            .pop_front()
-            .expect("an Arrive event has a packet in flight");
-        let next = link.in_flight.front().map(|&(at, seq, _)| (at, seq));
-        self.events.set_link(l, LinkEvent::Arrive, next);
-        let node = link.to;
-        if node == pkt.dst {
-            self.deliver(pkt);
-        } else {
-            self.forward(node, pkt);
         }
     }
 
@@ -1498,19 +1326,6 @@ impl<'s> Sim<'s> {
         }
     }
 
-    /// Keeps the event queue in step with the discipline's timer (drop-tail
-    /// has none).
-    #[inline]
-    fn sync_timer(&mut self, l: u32) {
-        let link = &mut self.links[l as usize];
-        if link.lazy {
-            return;
-        }
-        if let Some((at, generation)) = link.timer.set(link.qdisc.next_timer(), self.now) {
-            self.events.schedule(at, Event::QdiscTimer { link: l, generation });
-        }
-    }
-
     fn sample(&mut self) {
         let Some(tr) = self.tracer.as_mut() else {
             return;
@@ -1518,7 +1333,7 @@ impl<'s> Sim<'s> {
         tr.time_s.push(self.now.as_secs_f64());
         let mut i = 0;
         for &l in &tr.links {
-            let link = &self.links[l as usize];
+            let link = &self.net.links[l as usize];
             let name = &self.sc.net.links[l as usize].name;
             let b = link.qdisc.backlog();
             let mut push = |key: &str, v: f64| {
@@ -1571,7 +1386,8 @@ impl<'s> Sim<'s> {
     /// Whole-run counters of every queue, with its backlog now: for the
     /// conservation identity arrivals = departures + drops + backlog.
     pub fn totals(&self) -> Vec<(Totals, u32)> {
-        self.links
+        self.net
+            .links
             .iter()
             .map(|l| (l.mon.totals, l.qdisc.backlog().pkts))
             .collect()
@@ -1585,8 +1401,8 @@ impl<'s> Sim<'s> {
             if l == crate::scenario::NO_ROUTE {
                 return None;
             }
-            d = d + self.links[l as usize].delay;
-            at = self.links[l as usize].to;
+            d = d + self.net.links[l as usize].delay;
+            at = self.net.links[l as usize].to;
         }
         Some(d)
     }
@@ -1598,14 +1414,14 @@ impl<'s> Sim<'s> {
             self.active_changed(g, 0);
         }
         let end = self.window.end;
-        for l in &mut self.links {
+        for l in &mut self.net.links {
             l.mon.finish(end);
         }
         let w = self.window.secs();
         let sc = self.sc;
 
         let mut queues = Map::new();
-        for (l, spec) in self.links.iter().zip(&sc.net.links) {
+        for (l, spec) in self.net.links.iter().zip(&sc.net.links) {
             if spec.report == Report::IfDropped && l.mon.totals.drops == 0 {
                 continue;
             }

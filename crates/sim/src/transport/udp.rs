@@ -12,7 +12,6 @@ use aqmlab_qdisc::rng::Rng;
 use aqmlab_qdisc::{Duration, Time};
 
 use crate::config::dist::Dist;
-use crate::scenario::{SourceSpec, TcpOnOff};
 
 #[derive(Clone, Debug)]
 enum Gen {
@@ -64,6 +63,29 @@ enum Size {
     Drawn(Dist),
 }
 
+/// When an open-loop source sends and how large its packets are.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Schedule {
+    /// Constant bit rate; `jitter` adds a uniform +-50% of the interval to
+    /// each gap, as ns-2's `random_`.
+    Cbr {
+        rate_bps: f64,
+        size_bytes: u32,
+        jitter: bool,
+    },
+    /// Poisson packet arrivals at a mean bit rate.
+    Poisson { rate_bps: f64, size: Dist },
+    /// Batches of `batch` packets separated by `gap`.
+    Batch { gap: Dist, batch: Dist, size: Dist },
+    /// ns-2's Pareto/Exponential ON/OFF source: bursts sent at `rate_bps`.
+    OnOff {
+        rate_bps: f64,
+        size_bytes: u32,
+        on: Dist,
+        off: Dist,
+    },
+}
+
 #[derive(Clone, Debug)]
 pub struct UdpSource {
     gen: Gen,
@@ -80,28 +102,11 @@ fn whole(x: f64) -> u64 {
 }
 
 impl UdpSource {
-    /// The source of an open-loop group, or the application of a
-    /// rate-limited TCP ON/OFF group; `None` for other TCP groups.
-    pub fn new(spec: &SourceSpec, stop: Time, rng_gap: Rng, rng_size: Rng) -> Option<UdpSource> {
-        let (gen, size) = match spec {
-            SourceSpec::Ftp {
-                on_off:
-                    Some(TcpOnOff {
-                        on,
-                        off,
-                        rate_bps: Some(rate_bps),
-                    }),
-                payload,
-                ..
-            } => {
-                let Dist::Constant(bytes) = *payload else {
-                    unreachable!("validated: a rate comes with one payload size")
-                };
-                let bytes = bytes as u32;
-                (Gen::on_off(*rate_bps, bytes, on, off), Size::Fixed(bytes))
-            }
-            SourceSpec::Ftp { .. } | SourceSpec::Web { .. } | SourceSpec::Http11 { .. } => return None,
-            SourceSpec::Cbr {
+    /// A source sending on `schedule` until `stop`, drawing its gaps and its
+    /// sizes from two streams of its own.
+    pub fn new(schedule: &Schedule, stop: Time, rng_gap: Rng, rng_size: Rng) -> UdpSource {
+        let (gen, size) = match schedule {
+            Schedule::Cbr {
                 rate_bps,
                 size_bytes,
                 jitter: false,
@@ -114,7 +119,7 @@ impl UdpSource {
                 },
                 Size::Fixed(*size_bytes),
             ),
-            SourceSpec::Cbr {
+            Schedule::Cbr {
                 rate_bps,
                 size_bytes,
                 jitter: true,
@@ -124,7 +129,7 @@ impl UdpSource {
                 },
                 Size::Fixed(*size_bytes),
             ),
-            SourceSpec::Poisson { rate_bps, size } => {
+            Schedule::Poisson { rate_bps, size } => {
                 // Sizes are drawn, then rounded to whole bytes: the mean
                 // rate is met with the mean of the rounded sizes.
                 let mean_size = size.rounded_mean().expect("validated: finite mean size");
@@ -135,27 +140,27 @@ impl UdpSource {
                     Size::Drawn(size.clone()),
                 )
             }
-            SourceSpec::Batch { gap, batch, size } => (
+            Schedule::Batch { gap, batch, size } => (
                 Gen::Batch {
                     gap: gap.clone(),
                     batch: batch.clone(),
                 },
                 Size::Drawn(size.clone()),
             ),
-            SourceSpec::OnOff {
+            Schedule::OnOff {
                 rate_bps,
                 size_bytes,
                 on,
                 off,
             } => (Gen::on_off(*rate_bps, *size_bytes, on, off), Size::Fixed(*size_bytes)),
         };
-        Some(UdpSource {
+        UdpSource {
             gen,
             size,
             stop,
             rng_gap,
             rng_size,
-        })
+        }
     }
 
     /// When the first emission happens, for a flow starting at `start`.
@@ -236,14 +241,14 @@ mod test {
     use super::*;
     use aqmlab_qdisc::rng;
 
-    fn source(spec: SourceSpec) -> UdpSource {
-        UdpSource::new(&spec, Time::MAX, rng::stream(1, "gap"), rng::stream(1, "size")).unwrap()
+    fn source(spec: Schedule) -> UdpSource {
+        UdpSource::new(&spec, Time::MAX, rng::stream(1, "gap"), rng::stream(1, "size"))
     }
 
     #[test]
     fn test_cbr_times_are_exact_multiples() {
         // 573 B at 250 kb/s: 18.336 ms between packets.
-        let mut s = source(SourceSpec::Cbr {
+        let mut s = source(Schedule::Cbr {
             rate_bps: 250e3,
             size_bytes: 573,
             jitter: false,
@@ -261,7 +266,7 @@ mod test {
         // apart, the first of each burst after interval + 1 s.
         let on = Dist::Constant(0.05);
         let off = Dist::Constant(1.0);
-        let mut s = source(SourceSpec::OnOff {
+        let mut s = source(Schedule::OnOff {
             rate_bps: 80_000.0,
             size_bytes: 100,
             on,
@@ -277,46 +282,9 @@ mod test {
     }
 
     #[test]
-    fn test_paced_tcp_application_has_the_udp_onoff_schedule() {
-        // The same rate, size, periods and streams give the same times, and
-        // plain TCP groups (unlimited data while ON included) have no source.
-        let (on, off) = (Dist::Exponential { mean: 0.3 }, Dist::Pareto { shape: 1.5, scale: 0.2 });
-        let tcp = |rate_bps| SourceSpec::Ftp {
-            size_bytes: None,
-            payload: Dist::Constant(1000.0),
-            tcp: crate::transport::tcp::TcpConfig::default(),
-            on_off: Some(TcpOnOff {
-                on: on.clone(),
-                off: off.clone(),
-                rate_bps,
-            }),
-            repeat: None,
-        };
-        let times = |mut s: UdpSource| {
-            let mut t = s.first(Time::from_millis(3)).unwrap();
-            let mut v = vec![t];
-            for _ in 0..1000 {
-                let (n, next) = s.fire(t);
-                assert_eq!((n, s.packet_size()), (1, 1000));
-                t = next.unwrap();
-                v.push(t);
-            }
-            v
-        };
-        let udp = source(SourceSpec::OnOff {
-            rate_bps: 200e3,
-            size_bytes: 1000,
-            on: on.clone(),
-            off: off.clone(),
-        });
-        assert_eq!(times(source(tcp(Some(200e3)))), times(udp));
-        assert!(UdpSource::new(&tcp(None), Time::MAX, rng::stream(1, "gap"), rng::stream(1, "size")).is_none());
-    }
-
-    #[test]
     fn test_stop_time_ends_source() {
         let mut s = UdpSource::new(
-            &SourceSpec::Cbr {
+            &Schedule::Cbr {
                 rate_bps: 8000.0,
                 size_bytes: 100,
                 jitter: false,
@@ -324,8 +292,7 @@ mod test {
             Time::from_millis(250),
             rng::stream(1, "gap"),
             rng::stream(1, "size"),
-        )
-        .unwrap();
+        );
         // Packets at 0, 100, 200 ms; 300 ms is past the stop.
         let t0 = s.first(Time::ZERO).unwrap();
         let t1 = s.fire(t0).1.unwrap();
