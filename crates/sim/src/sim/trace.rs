@@ -1,0 +1,74 @@
+//! Time series: each traced queue's backlog and discipline state and each
+//! traced TCP flow's window and round-trip estimates, sampled at a fixed
+//! interval.
+
+use super::*;
+
+/// Time series, one column per traced quantity.
+pub(super) struct Tracer {
+    pub(super) interval: Duration,
+    pub(super) next_at: Time,
+    pub(super) links: Vec<u32>,
+    pub(super) flows: Vec<(u32, String)>,
+    pub(super) time_s: Vec<f64>,
+    pub(super) columns: Vec<(String, Vec<f64>)>,
+}
+
+impl<'s> Sim<'s> {
+    pub(super) fn sample(&mut self) {
+        let Some(tr) = self.tracer.as_mut() else {
+            return;
+        };
+        tr.time_s.push(self.now.as_secs_f64());
+        let mut i = 0;
+        for &l in &tr.links {
+            let link = &self.net.links[l as usize];
+            let name = &self.sc.net.links[l as usize].name;
+            let b = link.qdisc.backlog();
+            let mut push = |key: &str, v: f64| {
+                if tr.columns.len() <= i {
+                    tr.columns.push((format!("{name}.{key}"), Vec::new()));
+                }
+                tr.columns[i].1.push(v);
+                i += 1;
+            };
+            push("backlog_pkts", b.pkts as f64);
+            push("backlog_bytes", b.bytes as f64);
+            push("arrivals", link.mon.totals.arrivals as f64);
+            push("drops", link.mon.totals.drops as f64);
+            link.qdisc.traced(&mut |k, v| push(k, v));
+        }
+        for (f, name) in &tr.flows {
+            let sender = &self.tcp[*f as usize]
+                .as_ref()
+                .expect("traced flows are TCP flows")
+                .conn
+                .sender;
+            let values = [
+                ("cwnd", sender.cwnd()),
+                ("ssthresh", sender.ssthresh() as f64),
+                ("srtt_s", sender.srtt().as_secs_f64()),
+                ("rto_s", sender.rto().as_secs_f64()),
+            ];
+            for (key, v) in values {
+                if tr.columns.len() <= i {
+                    tr.columns.push((format!("{name}.{key}"), Vec::new()));
+                }
+                tr.columns[i].1.push(v);
+                i += 1;
+            }
+        }
+        if !self.web.is_empty() {
+            if tr.columns.len() <= i {
+                tr.columns.push(("web.active_connections".to_string(), Vec::new()));
+            }
+            tr.columns[i]
+                .1
+                .push(self.active.iter().map(|a| a.0).sum::<u64>() as f64);
+        }
+        tr.next_at = self.now + tr.interval;
+        if tr.next_at <= self.window.end {
+            self.events.schedule(tr.next_at, Event::Sample);
+        }
+    }
+}
