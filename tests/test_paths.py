@@ -80,13 +80,13 @@ def anchors(page: Path) -> set[str]:
     return {slug(m.group(1)) for m in re.finditer(r"^#+ (.+)$", page.read_text(encoding="utf-8"), flags=re.M)}
 
 
-def resolves(root: Path, base: Path, token: str) -> bool:
-    """Whether `token` names something under `base` (a folder of `root`),
-    placeholders and `*` matching any name."""
+def resolves(base: Path, token: str) -> bool:
+    """Whether `token` names something under the folder `base`, placeholders
+    and `*` matching any name."""
     token = token.rstrip("/")
     if "*" in token or PLACEHOLDER.search(token):
         pattern = PLACEHOLDER.sub("*", token)
-        return any(True for _ in base.glob(pattern))
+        return any(base.glob(pattern))
     return (base / token).exists()
 
 
@@ -98,7 +98,7 @@ def problems(files: dict[str, str], root: Path = ROOT) -> list[str]:
         bases = [root] + [p for p in [folder, *folder.parents] if p != root and root in p.parents]
         for line, token, kind in mentions(text, markdown=name.endswith(".md")):
             if kind == "path":
-                if token in EXEMPT or any(resolves(root, b, token) for b in bases):
+                if token in EXEMPT or any(resolves(b, token) for b in bases):
                     continue
                 out.append(f"{name}:{line}: {token} does not exist")
                 continue
