@@ -1,4 +1,5 @@
-"""The result of one run."""
+"""The result of one run. Every key of the summary is defined in
+``docs/metrics.md``."""
 
 from __future__ import annotations
 

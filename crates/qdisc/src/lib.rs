@@ -11,6 +11,9 @@
 //! Layers: [`time`] (integer nanoseconds), [`packet`] (the `Copy` packet),
 //! [`rng`] (per-component seeded streams), [`fifo`] (the byte/packet counted
 //! FIFO every discipline queues into), then one module per discipline.
+//!
+//! `docs/qdiscs.md` summarises every discipline and its choices between
+//! variants for readers who do not open the source.
 
 pub mod ared;
 pub mod bernoulli;

@@ -1,7 +1,9 @@
 """The analytic models of the classic AQM papers, beside the simulator so a
 simulated figure and a model's prediction can be put side by side. Each is a
 small numpy/scipy function, exact where the model is exact; each is also
-``aqmlab model NAME`` on the command line (``aqmlab model --list``).
+``aqmlab model NAME`` on the command line (``aqmlab model --list``). The
+equations and the choices each model makes are summarised in
+``docs/models.md``.
 
 >>> from aqmlab import models
 >>> round(models.mm1k(0.9, 10).loss, 6)            # M/M/1/K, K counts the packet in service

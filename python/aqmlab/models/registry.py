@@ -67,7 +67,7 @@ def register(name: str, summary: str, *params: Param) -> Callable[[Callable[...,
     return wrap
 
 
-# The unit suffixes of scenario files (crates/sim/src/config/mod.rs), per unit.
+# The unit suffixes of scenario files (the engine's unit parsers in crates/sim), per unit.
 _UNITS: dict[str, dict[str, float]] = {
     "s": {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0},
     "bps": {"bps": 1.0, "kbps": 1e3, "Kbps": 1e3, "Mbps": 1e6, "Gbps": 1e9},

@@ -1,7 +1,9 @@
 """The five classic AQM studies (td-vs-red, bonald, parallel-queue, blue,
 ted), each as ``aqmlab reproduce STUDY [--scale smoke|quick|full]``:
 experiment files under ``python/aqmlab/studies/<study>/``, run through the
-experiment layer, and a report with every table and figure the study lists."""
+experiment layer, and a report with every table and figure the study lists.
+What each study runs and what it chose where its paper is silent:
+``docs/studies.md``."""
 
 from __future__ import annotations
 
