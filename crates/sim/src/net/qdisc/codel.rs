@@ -1,0 +1,79 @@
+//! `codel` and `fq_codel` in scenario files. The disciplines:
+//! `crates/qdisc/src/codel.rs` and `crates/qdisc/src/fq_codel.rs`.
+
+use super::*;
+
+pub(super) const CODEL_LAW: &[Key] = &[
+    Key::opt("target", Ty::Time, "\"5ms\"", "the acceptable standing queue delay"),
+    Key::opt(
+        "interval",
+        Ty::Time,
+        "\"100ms\"",
+        "the sliding window over which the minimum delay is taken",
+    ),
+    Key::opt(
+        "ce_threshold",
+        Ty::Time,
+        "",
+        "mark ECN-capable packets whose sojourn exceeds this (needs ecn)",
+    ),
+];
+
+pub(super) const FQ_CODEL: &[Key] = &[
+    Key::opt(
+        "flows",
+        Ty::Whole {
+            min: 1,
+            max: aqmlab_qdisc::fq_codel::MAX_FLOWS as u64,
+        },
+        "1024",
+        "the number of flow queues",
+    ),
+    Key::opt(
+        "quantum",
+        Ty::Size,
+        "the link's mtu",
+        "the bytes a flow may send per round",
+    ),
+    Key::opt(
+        "drop_batch",
+        Ty::Whole { min: 1, max: u64::MAX },
+        "64",
+        "the most packets dropped per overflow",
+    ),
+];
+
+pub(super) fn parse_codel(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<QdiscSpec> {
+    let mut p = CodelParams {
+        limit: limit?,
+        ..CodelParams::default()
+    };
+    set(cx, t, "target", &mut p.target, parse_duration);
+    set(cx, t, "interval", &mut p.interval, parse_duration);
+    set(cx, t, "ecn", &mut p.ecn, parse_bool);
+    set(cx, t, "ce_threshold", &mut p.ce_threshold, |v| {
+        parse_duration(v).map(Some)
+    });
+    Some(QdiscSpec::Codel(p))
+}
+
+pub(super) fn parse_fq_codel(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<QdiscSpec> {
+    let mut p = FqCodelParams {
+        limit: limit?,
+        ..FqCodelParams::default()
+    };
+    set(cx, t, "flows", &mut p.flows, |v| {
+        config::parse_count(v, 0).map(|n| n.min(u32::MAX as u64) as u32)
+    });
+    set(cx, t, "quantum", &mut p.quantum_bytes, |v| whole_bytes(v).map(Some));
+    set(cx, t, "target", &mut p.target, parse_duration);
+    set(cx, t, "interval", &mut p.interval, parse_duration);
+    set(cx, t, "ecn", &mut p.ecn, parse_bool);
+    set(cx, t, "ce_threshold", &mut p.ce_threshold, |v| {
+        parse_duration(v).map(Some)
+    });
+    set(cx, t, "drop_batch", &mut p.drop_batch_pkts, |v| {
+        config::parse_count(v, 0).map(|n| n.min(u32::MAX as u64) as u32)
+    });
+    Some(QdiscSpec::FqCodel(p))
+}
