@@ -169,10 +169,7 @@ def sweep(experiment: str, jobs: int | None, executor: str, scheduler: str | Non
             counts = execute(exp, st, executor=executor, jobs=jobs, rerun=rerun, scheduler=scheduler,
                              progress=not quiet)
             df = table(st, exp.name, exp.metrics or None)
-            keys = list(st.experiment_keys().get(exp.name, ()))
-            failures = st.db.execute(
-                "SELECT labels, count(*), error FROM runs WHERE status = 'failed' AND key IN (SELECT unnest(?)) "
-                "GROUP BY labels, error ORDER BY min(point)", [keys]).fetchall()
+            failures = st.failures(exp.name)
     except AqmlabError:
         # Raised before any run started (e.g. an unreachable scheduler): a
         # store this command created holds nothing worth keeping.
@@ -189,8 +186,10 @@ def sweep(experiment: str, jobs: int | None, executor: str, scheduler: str | Non
         click.echo(f"warning: no run measured {', '.join(missing)} (see 'aqmlab table {path}' for the metrics "
                    "there are)", err=True)
     if failures:
+        import json
+
         for labels, n, error in failures:
-            click.echo(f"failed: {n} run(s) at {labels}: {error}", err=True)
+            click.echo(f"failed: {n} run(s) at {json.dumps(labels)}: {error}", err=True)
         sys.exit(1)
 
 
