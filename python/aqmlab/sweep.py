@@ -19,7 +19,8 @@ from typing import Any
 import pandas as pd
 
 from aqmlab import _engine
-from aqmlab.exceptions import AqmlabError
+from aqmlab.exceptions import AqmlabError, ConfigError
+from aqmlab.scenario import run_json
 from aqmlab.stats import summarize
 from aqmlab.store import Store
 
@@ -86,10 +87,11 @@ def run_one(scenario_json: str, seed: int) -> dict[str, Any]:
     unpickle it."""
     t0 = time.perf_counter()
     try:
-        problems = _engine.validate(scenario_json)
-        if problems:
-            raise AqmlabError("; ".join(f"{p}: {m}" if p else m for p, m in problems))
-        result = json.loads(_engine.run(scenario_json, seed))
+        try:
+            text = run_json(scenario_json, seed)
+        except ConfigError as e:  # stored on one line
+            raise AqmlabError("; ".join(e.lines())) from None
+        result = json.loads(text)
         return {"status": "ok", "result": result, "wall_s": time.perf_counter() - t0}
     except (KeyboardInterrupt, SystemExit):
         raise
