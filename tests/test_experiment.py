@@ -224,6 +224,50 @@ def test_cli_sweep_and_table(cli, tmp_path):
     assert r.returncode == 2 and "no such results store" in r.stderr
 
 
+def _count_engine_reads(monkeypatch) -> dict[str, int]:
+    """Counts the engine's two ways of reading a scenario: `validate` and
+    `run` (which validates as it reads)."""
+    calls = {"validate": 0, "run": 0}
+    for name in calls:
+        real = getattr(_engine, name)
+
+        def counted(*args, _real=real, _name=name, **kwargs):
+            calls[_name] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(_engine, name, counted)
+    return calls
+
+
+def _main(*args: str) -> int:
+    from aqmlab.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(list(args))
+    return e.value.code
+
+
+def test_sweep_validates_the_experiment_once_and_each_run_only_in_the_engine(tmp_path, monkeypatch):
+    path = _experiment(tmp_path, replications=2, rates=("5Mbps", "9Mbps"))
+    calls = _count_engine_reads(monkeypatch)
+    assert _main("sweep", str(path), "--jobs", "2", "--quiet") == 0
+    assert calls == {"validate": 1, "run": 4}
+    # Sweeping again checks the experiment again (its file may have
+    # changed) and runs nothing: every run is stored.
+    assert _main("sweep", str(path), "--quiet") == 0
+    assert calls == {"validate": 2, "run": 4}
+
+
+def test_run_validates_the_scenario_only_in_the_engine(monkeypatch, capsys):
+    calls = _count_engine_reads(monkeypatch)
+    assert _main("run", MM1K, "--json") == 0
+    assert calls == {"validate": 0, "run": 1}
+    assert _main("run", MM1K, "--set", "traffic[0].rate=fast") == 2
+    assert calls == {"validate": 0, "run": 2}
+    err = capsys.readouterr().err
+    assert 'error: traffic[0].rate: "fast" is not a rate' in err and "Traceback" not in err
+
+
 def test_kill_9_loses_no_finished_run(tmp_path):
     """A sweep killed at a random moment, then resumed, stores every run
     once and ends with the same table as an uninterrupted sweep."""

@@ -63,9 +63,8 @@ def run(scenario: Scenario | dict, *, seed: int | None = None) -> Result:
     Raises :class:`ConfigError` listing every problem if the scenario is
     invalid.
     """
-    from aqmlab import _engine
+    from aqmlab.scenario import run_json
 
     if isinstance(scenario, dict):
         scenario = Scenario.from_dict(scenario)
-    scenario.validate()
-    return Result.from_json(_engine.run(scenario.to_json(), scenario.seed if seed is None else seed))
+    return Result.from_json(run_json(scenario.to_json(), seed))

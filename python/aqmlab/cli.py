@@ -69,7 +69,10 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _load(path: str, assignments: tuple[str, ...]) -> Scenario:
-    return Scenario.load(path).with_set(list(assignments)).validate()
+    """The scenario file with the --set overrides applied, not yet
+    validated: the engine checks a scenario as it reads it, so a command
+    that hands it to the engine validates it only there."""
+    return Scenario.load(path).with_set(list(assignments))
 
 
 _SET_HELP = "Override a key: --set topology.qdisc.limit=100pkt (repeatable)."
@@ -80,7 +83,7 @@ _SET_HELP = "Override a key: --set topology.qdisc.limit=100pkt (repeatable)."
 @click.option("--set", "assignments", multiple=True, metavar="KEY.PATH=VALUE", help=_SET_HELP)
 def validate(scenario: str, assignments: tuple[str, ...]) -> None:
     """Check a scenario file and report every problem in it."""
-    sc = _load(scenario, assignments)
+    sc = _load(scenario, assignments).validate()
     click.echo(f"{scenario}: valid scenario {sc.name!r}")
 
 
@@ -120,6 +123,7 @@ def run(scenario: str, assignments: tuple[str, ...], seed: int | None, as_json: 
     """Run a scenario once and print its summary."""
     sc = _load(scenario, assignments)
     if series_out is not None and "trace" not in sc.to_dict():
+        sc.validate()  # the scenario's own problems come first
         raise ConfigError([("--series", "the scenario has no [trace] table to sample; add one, "
                             "e.g. --set trace.interval=100ms")])
     res = aqmlab.run(sc, seed=seed)
@@ -154,32 +158,14 @@ def sweep(experiment: str, jobs: int | None, executor: str, scheduler: str | Non
           quiet: bool, assignments: tuple[str, ...]) -> None:
     """Run an experiment: every sweep point x replication not yet stored."""
     from aqmlab.experiment import Experiment
-    from aqmlab.store import Store
-    from aqmlab.sweep import execute, table
 
     exp = Experiment.load(experiment, list(assignments))
     path = Path(store) if store else exp.default_store()
     if not path.parent.exists():
         raise AqmlabError(f"--store: the folder {path.parent} does not exist")
-    if scheduler is not None:
-        executor = "dask"
-    existed = path.exists()
-    try:
-        with Store(path) as st:
-            counts = execute(exp, st, executor=executor, jobs=jobs, rerun=rerun, scheduler=scheduler,
-                             progress=not quiet)
-            df = table(st, exp.name, exp.metrics or None)
-            keys = list(st.experiment_keys().get(exp.name, ()))
-            failures = st.db.execute(
-                "SELECT labels, count(*), error FROM runs WHERE status = 'failed' AND key IN (SELECT unnest(?)) "
-                "GROUP BY labels, error ORDER BY min(point)", [keys]).fetchall()
-    except AqmlabError:
-        # Raised before any run started (e.g. an unreachable scheduler): a
-        # store this command created holds nothing worth keeping.
-        if not existed:
-            for p in (path, path.with_name(path.name + ".wal")):
-                p.unlink(missing_ok=True)
-        raise
+    result = exp.sweep(executor="dask" if scheduler is not None else executor, jobs=jobs, store=path, rerun=rerun,
+                       scheduler=scheduler, progress=not quiet)
+    counts, df = result.counts, result.table
     click.echo(f"{exp.name}: {counts['ok']} runs ok, {counts['failed']} failed, "
                f"{counts['skipped']} already stored; results in {path}")
     if exp.metrics and not df.empty:
@@ -188,9 +174,11 @@ def sweep(experiment: str, jobs: int | None, executor: str, scheduler: str | Non
     if missing and not df.empty:
         click.echo(f"warning: no run measured {', '.join(missing)} (see 'aqmlab table {path}' for the metrics "
                    "there are)", err=True)
-    if failures:
-        for labels, n, error in failures:
-            click.echo(f"failed: {n} run(s) at {labels}: {error}", err=True)
+    if result.failures:
+        import json
+
+        for labels, n, error in result.failures:
+            click.echo(f"failed: {n} run(s) at {json.dumps(labels)}: {error}", err=True)
         sys.exit(1)
 
 
@@ -490,7 +478,8 @@ def crosscheck(scenario: str, assignments: tuple[str, ...], replications: int, j
 
     from aqmlab import ns2
 
-    sc = _load(scenario, assignments)
+    # Checked before ns-2 is looked for and the runs start.
+    sc = _load(scenario, assignments).validate()
 
     tty = sys.stderr.isatty()
 

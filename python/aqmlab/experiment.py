@@ -32,11 +32,14 @@ import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aqmlab import _engine
-from aqmlab.exceptions import ConfigError
+from aqmlab.exceptions import AqmlabError, ConfigError
 from aqmlab.scenario import Scenario, parse_assignments
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: The keys of an experiment file, each with its JSON Schema and help
 #: (``aqmlab schema experiment``); :meth:`Experiment.from_dict` reads these.
@@ -104,6 +107,19 @@ class RunSpec:
     seed: int
     scenario: Scenario = field(compare=False)
     key: str = ""
+
+
+@dataclass(frozen=True)
+class SweepOutcome:
+    """What :meth:`Experiment.sweep` did: the store, how many runs were ok,
+    failed or already stored (``counts``), the table of mean and 95% CI per
+    point and metric, and the failed runs grouped by point and error as
+    (labels, number of runs, error)."""
+
+    store: Path
+    counts: dict[str, int]
+    table: pd.DataFrame
+    failures: list[tuple[dict[str, str], int, str]]
 
 
 def _labels(values: list[Any]) -> list[str]:
@@ -382,13 +398,34 @@ class Experiment:
             rerun: bool = False, scheduler: str | None = None, progress: bool = False):
         """Runs the experiment (skipping runs already in the store) and
         returns the table of mean and 95% CI per point and metric."""
-        from aqmlab.sweep import execute, table
+        return self.sweep(executor=executor, jobs=jobs, store=store, rerun=rerun, scheduler=scheduler,
+                          progress=progress).table
+
+    def sweep(self, executor: str = "local", jobs: int | None = None, store: str | Path | None = None,
+              rerun: bool = False, scheduler: str | None = None, progress: bool = False) -> SweepOutcome:
+        """:meth:`run`, returning besides the table what became of the runs
+        (``aqmlab sweep`` prints it). The experiment checked its points when
+        it was made; a run is checked only by the engine as it reads it, and
+        one it rejects is stored as failed. If the sweep cannot start (e.g.
+        the Dask scheduler is out of reach), a store file this call created
+        is removed again."""
         from aqmlab.store import Store
+        from aqmlab.sweep import execute, table
 
         path = Path(store) if store is not None else self.default_store()
-        with Store(path) as st:
-            execute(self, st, executor=executor, jobs=jobs, rerun=rerun, scheduler=scheduler, progress=progress)
-            return table(st, self.name, self.metrics or None)
+        existed = path.exists()
+        try:
+            with Store(path) as st:
+                counts = execute(self, st, executor=executor, jobs=jobs, rerun=rerun, scheduler=scheduler,
+                                 progress=progress)
+                return SweepOutcome(path, counts, table(st, self.name, self.metrics or None), st.failures(self.name))
+        except AqmlabError:
+            # Raised before any run started: a store this call created
+            # holds nothing worth keeping.
+            if not existed:
+                for p in (path, path.with_name(path.name + ".wal")):
+                    p.unlink(missing_ok=True)
+            raise
 
     def default_store(self) -> Path:
         if self.source:

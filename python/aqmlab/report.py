@@ -156,32 +156,23 @@ def _metric_plots(figs: _Figures, exp: str, df: pd.DataFrame, axes: list[str], m
         figs.save(fig, f"{_slug(exp)}-{_slug(metric)}", f"{metric} against {x}")
 
 
-def _current(st: Store, exp: str) -> list[str]:
-    """The run keys of the experiment's latest sweep."""
-    return sorted(st.experiment_keys().get(exp, ()))
-
-
 def _point_names(st: Store, exp: str) -> dict[str, str]:
-    """A short name for each sweep point (its labels JSON): ``key=label``
-    for the swept keys that take more than one value."""
-    all_labels = [json.loads(x) for (x,) in st.db.execute(
-        "SELECT DISTINCT labels FROM runs WHERE key IN (SELECT unnest(?))", [_current(st, exp)]).fetchall()]
+    """A short name for each sweep point (by its labels as JSON text):
+    ``key=label`` for the swept keys that take more than one value."""
+    all_labels = st.point_labels(exp)
     varying = [k for k in (all_labels[0] if all_labels else {}) if len({d[k] for d in all_labels}) > 1]
     return {json.dumps(d): ", ".join(f"{k}={d[k]}" for k in varying) or exp for d in all_labels}
 
 
 def _loss_run_plot(figs: _Figures, st: Store, exp: str, queue: str = "bottleneck") -> None:
     prefix = f"queues.{queue}.consecutive_loss.hist."
-    rows = st.db.execute(
-        "SELECT r.labels, m.metric, sum(m.value) FROM runs r JOIN metrics m USING (key) "
-        "WHERE r.status = 'ok' AND r.key IN (SELECT unnest(?)) AND starts_with(m.metric, ?) GROUP BY 1, 2",
-        [_current(st, exp), prefix]).fetchall()
+    rows = st.pooled_metrics(exp, prefix)
     if not rows:
         return
     names = _point_names(st, exp)
     hist: dict[str, dict[int, float]] = {}
-    for labels, metric, count in sorted(rows):
-        name = names[json.dumps(json.loads(labels))]
+    for labels, metric, count in rows:
+        name = names[json.dumps(labels)]
         hist.setdefault(name, {})[int(metric[len(prefix):])] = count
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for name, h in hist.items():
@@ -199,10 +190,7 @@ def _loss_run_plot(figs: _Figures, st: Store, exp: str, queue: str = "bottleneck
 
 
 def _series_plots(figs: _Figures, st: Store, exp: str, points: list[int] | None) -> None:
-    rows = st.db.execute(
-        "SELECT r.key, r.labels, r.point FROM runs r JOIN series s USING (key) WHERE r.key IN (SELECT unnest(?)) "
-        "AND r.status = 'ok' AND r.replication = 0 ORDER BY r.point", [_current(st, exp)]).fetchall()
-    rows = [(k, labels) for k, labels, p in rows if points is None or p in points]
+    rows = [(k, labels) for k, labels, p in st.traced_runs(exp) if points is None or p in points]
     rows = rows if points is not None else rows[:_MAX_SERIES_PLOTS]
     names = _point_names(st, exp)
     for key, labels in rows:
@@ -210,7 +198,7 @@ def _series_plots(figs: _Figures, st: Store, exp: str, points: list[int] | None)
         if df is None or df.empty:
             continue
         queues = sorted({c.split(".")[0] for c in df.columns if c.endswith(".backlog_pkts")})
-        name = names[json.dumps(json.loads(labels))]
+        name = names[json.dumps(labels)]
         for q in queues:
             prob = next((f"{q}.{c}" for c in _PROB_COLUMNS if f"{q}.{c}" in df.columns), None)
             fig, axs = plt.subplots(2 if prob else 1, 1, figsize=(7.2, 5.2 if prob else 3.2), sharex=True,
@@ -248,23 +236,18 @@ def write_report(store_path: str | Path, out: str | Path, experiment: str | None
     figs = _Figures(out)
     sections = []
     with Store(store_path, read_only=True) as st:
-        exps = st.db.execute("SELECT name, text, axes, metrics FROM experiments ORDER BY name").fetchall()
-        for name, text, axes_json, metrics_json in exps:
+        for name, text, axes, exp_metrics in st.experiments():
             if experiment is not None and name != experiment:
                 continue
-            axes = json.loads(axes_json)
-            wanted = metrics or json.loads(metrics_json) or DEFAULT_METRICS
+            wanted = metrics or exp_metrics or DEFAULT_METRICS
             df = table(st, name, wanted)
             start = len(figs.items)
             if not df.empty:
                 _metric_plots(figs, name, df, axes, wanted)
             _loss_run_plot(figs, st, name)
             _series_plots(figs, st, name, series_points)
-            keys = _current(st, name)
-            counts = dict(st.db.execute("SELECT status, count(*) FROM runs WHERE key IN (SELECT unnest(?)) "
-                                        "GROUP BY 1", [keys]).fetchall())
-            failed = st.db.execute("SELECT labels, replication, error FROM runs WHERE key IN (SELECT unnest(?)) "
-                                   "AND status = 'failed' ORDER BY point, replication", [keys]).fetchall()
+            counts = st.status_counts(name)
+            failed = [(json.dumps(labels), rep, error) for labels, rep, error in st.failed_runs(name)]
             sections.append({"name": name, "text": text or "", "ok": counts.get("ok", 0),
                              "failed": failed, "table": _results_table(df) if not df.empty else "",
                              "figures": figs.items[start:]})

@@ -2,6 +2,8 @@
 
 A scenario is a plain nested dict, as the TOML file gives it; the engine
 validates it (every problem at once, each with its key path) and runs it.
+Running checks it anyway (:func:`run_json`), so :meth:`Scenario.validate`
+is for callers that want the problems without a run.
 """
 
 from __future__ import annotations
@@ -170,6 +172,17 @@ class Scenario:
     def __repr__(self) -> str:
         src = f" from {self.source}" if self.source else ""
         return f"<Scenario {self.name!r}{src}>"
+
+
+def run_json(scenario_json: str, seed: int | None = None) -> str:
+    """Runs a scenario (its JSON text) with `seed` (the scenario's own if
+    None) and returns the result as JSON text. The engine validates the
+    scenario as it reads it, so this is the one check a run needs: an
+    invalid scenario raises :class:`ConfigError` listing every problem."""
+    try:
+        return _engine.run(scenario_json, seed)
+    except ValueError as e:
+        raise ConfigError([tuple(p) for p in e.args[0]]) from None
 
 
 def _unreadable(node: Any, path: str):

@@ -25,6 +25,11 @@ Tables:
 Each run is written in one transaction as soon as it finishes, so a killed
 sweep loses only the runs that were still in flight, and a half-written run
 is never seen.
+
+This module is the only one that knows these tables: the rest of aqmlab
+reads and writes them through the named methods of :class:`Store`, which
+take an experiment's name where they read its latest sweep and give labels
+and summaries back decoded.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 import duckdb
 import pandas as pd
@@ -87,8 +92,31 @@ def flatten_metrics(summary: dict[str, Any]) -> Iterator[tuple[str, float | None
     return walk(summary, "")
 
 
+class StoredExperiment(NamedTuple):
+    """An experiment as the store keeps it."""
+
+    name: str
+    text: str | None
+    axes: list[str]
+    metrics: list[str]
+
+
+class StoredRun(NamedTuple):
+    """An ok run as the store keeps it; `labels` maps each swept key path to
+    its label at the run's point."""
+
+    key: str
+    point: int
+    replication: int
+    seed: int
+    labels: dict[str, str]
+    summary: dict[str, Any]
+
+
 class Store:
-    """A DuckDB results file, opened for reading and writing."""
+    """A DuckDB results file, opened for reading and writing. Its methods
+    are the only code that knows the tables; ``db`` (the connection) is
+    there for tests and for looking into a store by hand."""
 
     def __init__(self, path: str | Path, read_only: bool = False):
         self.path = Path(path)
@@ -142,15 +170,30 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
+    # Experiments ------------------------------------------------------------
+
     def record_experiment(self, name: str, text: str | None, axes: list[str], metrics: list[str],
                           keys: list[str]) -> None:
+        """Records (or replaces) an experiment: its file's text, swept key
+        paths, metrics and the keys of the runs its latest sweep asked for."""
         self.db.execute("INSERT OR REPLACE INTO experiments VALUES (?, ?, ?, ?, ?)",
                         [name, text, json.dumps(axes), json.dumps(metrics), json.dumps(keys)])
+
+    def experiments(self) -> list[StoredExperiment]:
+        """Every experiment in the store, by name."""
+        return [StoredExperiment(name, text, json.loads(axes), json.loads(metrics)) for name, text, axes, metrics in
+                self.db.execute("SELECT name, text, axes, metrics FROM experiments ORDER BY name").fetchall()]
 
     def experiment_keys(self) -> dict[str, set[str]]:
         """The current run keys of every experiment in the store."""
         return {name: set(json.loads(keys)) for name, keys in
                 self.db.execute("SELECT name, keys FROM experiments").fetchall()}
+
+    def current_keys(self, experiment: str) -> list[str]:
+        """The keys of the runs of `experiment`'s latest sweep (none if the
+        store does not know it), sorted. Every read below that takes an
+        experiment reads these runs only."""
+        return sorted(self.experiment_keys().get(experiment, ()))
 
     @property
     def series_dir(self) -> Path:
@@ -171,6 +214,8 @@ class Store:
         row = self.db.execute("SELECT path FROM series WHERE key = ?", [key]).fetchone()
         return pd.read_parquet(self.path.parent / row[0]) if row else None
 
+    # Runs -------------------------------------------------------------------
+
     def keys(self) -> set[str]:
         """Keys of every stored run, ok or failed."""
         return {k for (k,) in self.db.execute("SELECT key FROM runs").fetchall()}
@@ -179,11 +224,116 @@ class Store:
         """Keys of the runs stored as ok (failed runs are tried again)."""
         return {k for (k,) in self.db.execute("SELECT key FROM runs WHERE status = 'ok'").fetchall()}
 
+    def status_counts(self, experiment: str) -> dict[str, int]:
+        """How many of `experiment`'s current runs are stored, by status
+        (``ok``, ``failed``); a status no run has is missing."""
+        return dict(self.db.execute("SELECT status, count(*) FROM runs WHERE key IN (SELECT unnest(?)) GROUP BY 1",
+                                    [self.current_keys(experiment)]).fetchall())
+
+    def failed_runs(self, experiment: str) -> list[tuple[dict[str, str], int, str]]:
+        """(labels, replication, error) of every failed current run of
+        `experiment`, by point and replication."""
+        return [(json.loads(labels), rep, error) for labels, rep, error in self.db.execute(
+            "SELECT labels, replication, error FROM runs WHERE key IN (SELECT unnest(?)) "
+            "AND status = 'failed' ORDER BY point, replication", [self.current_keys(experiment)]).fetchall()]
+
+    def failures(self, experiment: str) -> list[tuple[dict[str, str], int, str]]:
+        """The failed current runs of `experiment` grouped by sweep point and
+        error: (labels, number of runs, error), in the order of the points."""
+        return [(json.loads(labels), n, error) for labels, n, error in self.db.execute(
+            "SELECT labels, count(*), error FROM runs WHERE status = 'failed' AND key IN (SELECT unnest(?)) "
+            "GROUP BY labels, error ORDER BY min(point)", [self.current_keys(experiment)]).fetchall()]
+
+    def point_labels(self, experiment: str) -> list[dict[str, str]]:
+        """The labels (swept key path -> label) of every sweep point that
+        `experiment`'s current runs cover."""
+        return [json.loads(labels) for (labels,) in self.db.execute(
+            "SELECT DISTINCT labels FROM runs WHERE key IN (SELECT unnest(?))",
+            [self.current_keys(experiment)]).fetchall()]
+
+    def ok_runs(self, experiment: str, flows: bool = False) -> list[StoredRun]:
+        """The current ok runs of `experiment`, by point and replication;
+        with `flows`, each summary gets its per-flow rows back under
+        ``"flows"``, as the engine gave them."""
+        rows = self.db.execute(
+            "SELECT key, point, replication, seed, labels, summary FROM runs WHERE status = 'ok' AND key IN "
+            "(SELECT unnest(?)) ORDER BY point, replication", [self.current_keys(experiment)]).fetchall()
+        per_run: dict[str, list[dict[str, Any]]] = {}
+        if flows:
+            for key, data in self.db.execute(
+                    "SELECT key, list(data ORDER BY flow) FROM flows WHERE key IN (SELECT unnest(?)) GROUP BY key",
+                    [[r[0] for r in rows]]).fetchall():
+                per_run[key] = [json.loads(d) for d in data]
+
+        def summary(key: str, text: str) -> dict[str, Any]:
+            s = json.loads(text)
+            if flows:
+                s["flows"] = per_run.get(key, [])
+            return s
+
+        return [StoredRun(key, point, rep, seed, json.loads(labels), summary(key, text))
+                for key, point, rep, seed, labels, text in rows]
+
+    def run_key(self, experiment: str, point: int, replication: int) -> str | None:
+        """The key of `experiment`'s current ok run at `point` and
+        `replication`, or None."""
+        row = self.db.execute("SELECT key FROM runs WHERE status = 'ok' AND point = ? AND replication = ? "
+                              "AND key IN (SELECT unnest(?))", [point, replication, self.current_keys(experiment)]
+                              ).fetchone()
+        return None if row is None else row[0]
+
+    def traced_runs(self, experiment: str) -> list[tuple[str, dict[str, str], int]]:
+        """(key, labels, point) of replication 0 of every current ok run of
+        `experiment` that has a time series, by point."""
+        return [(key, json.loads(labels), point) for key, labels, point in self.db.execute(
+            "SELECT r.key, r.labels, r.point FROM runs r JOIN series s USING (key) WHERE r.key IN (SELECT unnest(?)) "
+            "AND r.status = 'ok' AND r.replication = 0 ORDER BY r.point", [self.current_keys(experiment)]).fetchall()]
+
+    # Metrics ----------------------------------------------------------------
+
+    def metric_values(self, experiment: str | None = None,
+                      metrics: list[str] | None = None) -> list[tuple[str, int, dict[str, str], str, float | None]]:
+        """(experiment, point, labels, metric, value) of every ok run of each
+        experiment's latest sweep (only `experiment` if given, only
+        `metrics` if given), by experiment, point, metric and replication."""
+        current = self.experiment_keys()
+        where, args = "r.status = 'ok'", []
+        if experiment is not None:
+            where += " AND r.experiment = ?"
+            args.append(experiment)
+        if metrics:
+            where += f" AND m.metric IN ({', '.join('?' for _ in metrics)})"
+            args.extend(metrics)
+        rows = self.db.execute(
+            "SELECT r.experiment, r.key, r.point, r.labels, m.metric, m.value FROM runs r JOIN metrics m USING (key) "
+            f"WHERE {where} ORDER BY r.experiment, r.point, m.metric, r.replication", args).fetchall()
+        return [(exp, point, json.loads(labels), metric, value) for exp, key, point, labels, metric, value in rows
+                if key in current.get(exp, ())]
+
+    def pooled_metrics(self, experiment: str, prefix: str) -> list[tuple[dict[str, str], str, float]]:
+        """(labels, metric, sum over replications) of every metric starting
+        with `prefix`, per sweep point of `experiment`'s current ok runs,
+        ordered by the labels' JSON text and the metric."""
+        rows = self.db.execute(
+            "SELECT r.labels, m.metric, sum(m.value) FROM runs r JOIN metrics m USING (key) "
+            "WHERE r.status = 'ok' AND r.key IN (SELECT unnest(?)) AND starts_with(m.metric, ?) GROUP BY 1, 2",
+            [self.current_keys(experiment), prefix]).fetchall()
+        return [(json.loads(labels), metric, total) for labels, metric, total in sorted(rows)]
+
+    # Writing ----------------------------------------------------------------
+
     def write_run(self, row: dict[str, Any], result: dict[str, Any] | None, replace: bool = True) -> None:
         """Writes one run in one transaction, replacing any earlier row with
         its key (`replace=False` skips that when the caller knows there is
         none). `result` is the engine's result (summary and flows), or None
-        for a failed run."""
+        for a failed run. A Ctrl-C that interrupts DuckDB inside the write
+        comes out as a KeyboardInterrupt, like one anywhere else."""
+        try:
+            self._write_run(row, result, replace)
+        except duckdb.InterruptException:
+            raise KeyboardInterrupt from None
+
+    def _write_run(self, row: dict[str, Any], result: dict[str, Any] | None, replace: bool) -> None:
         cur = self.db.cursor()
         cur.execute("BEGIN TRANSACTION")
         try:

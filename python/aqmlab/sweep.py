@@ -16,11 +16,11 @@ import sys
 import time
 from typing import Any
 
-import duckdb
 import pandas as pd
 
 from aqmlab import _engine
-from aqmlab.exceptions import AqmlabError
+from aqmlab.exceptions import AqmlabError, ConfigError
+from aqmlab.scenario import run_json
 from aqmlab.stats import summarize
 from aqmlab.store import Store
 
@@ -87,10 +87,11 @@ def run_one(scenario_json: str, seed: int) -> dict[str, Any]:
     unpickle it."""
     t0 = time.perf_counter()
     try:
-        problems = _engine.validate(scenario_json)
-        if problems:
-            raise AqmlabError("; ".join(f"{p}: {m}" if p else m for p, m in problems))
-        result = json.loads(_engine.run(scenario_json, seed))
+        try:
+            text = run_json(scenario_json, seed)
+        except ConfigError as e:  # stored on one line
+            raise AqmlabError("; ".join(e.lines())) from None
+        result = json.loads(text)
         return {"status": "ok", "result": result, "wall_s": time.perf_counter() - t0}
     except (KeyboardInterrupt, SystemExit):
         raise
@@ -165,10 +166,7 @@ def execute(exp: Any, store: Store, executor: str = "local", jobs: int | None = 
         # writing the run again then replaces whatever is there.
         replace = spec.key in stored or spec.key in attempted
         attempted.add(spec.key)
-        try:
-            store.write_run(row, out.get("result"), replace=replace)
-        except duckdb.InterruptException:
-            raise KeyboardInterrupt from None
+        store.write_run(row, out.get("result"), replace=replace)
         counts[out["status"]] += 1
         bar.update(out["status"] == "ok")
 
@@ -227,26 +225,17 @@ def table(store: Store, experiment: str | None = None, metrics: list[str] | None
     experiment's latest sweep in `store`. Columns: experiment (only when
     there is more than one), point, one column per swept key path (the
     value's label), metric, mean, std, n, ci_low, ci_high."""
-    current = store.experiment_keys()
-    where, args = "r.status = 'ok'", []
-    if experiment is not None:
-        where += " AND r.experiment = ?"
-        args.append(experiment)
-    if metrics:
-        where += f" AND m.metric IN ({', '.join('?' for _ in metrics)})"
-        args.extend(metrics)
-    rows = store.db.execute(
-        "SELECT r.experiment, r.key, r.point, r.labels, m.metric, m.value FROM runs r JOIN metrics m USING (key) "
-        f"WHERE {where} ORDER BY r.experiment, r.point, m.metric, r.replication", args).fetchall()
-    groups: dict[tuple[str, int, str, str], list[float | None]] = {}
-    for exp, key, point, labels, metric, value in rows:
-        if key in current.get(exp, ()):
-            groups.setdefault((exp, point, labels, metric), []).append(value)
+    # A point of an experiment's latest sweep has one set of labels.
+    groups: dict[tuple[str, int, str], list[float | None]] = {}
+    labels_of: dict[tuple[str, int], dict[str, str]] = {}
+    for exp, point, labels, metric, value in store.metric_values(experiment, metrics):
+        groups.setdefault((exp, point, metric), []).append(value)
+        labels_of[exp, point] = labels
     order = {m: i for i, m in enumerate(metrics or [])}
     out = []
-    for (exp, point, labels, metric), values in groups.items():
+    for (exp, point, metric), values in groups.items():
         s = summarize(values, level)
-        out.append({"experiment": exp, "point": point, **json.loads(labels), "metric": metric, "mean": s.mean,
+        out.append({"experiment": exp, "point": point, **labels_of[exp, point], "metric": metric, "mean": s.mean,
                     "std": s.std, "n": s.n, "ci_low": s.low, "ci_high": s.high})
     df = pd.DataFrame(out)
     if df.empty:

@@ -105,6 +105,8 @@ impl QueueDisc for Bernoulli {
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::conservation::{Conserving, Tally};
+    use proptest::prelude::*;
 
     // Helpers
 
@@ -188,5 +190,27 @@ mod test {
         )
         .unwrap_err();
         assert_eq!(err.param, "p");
+    }
+
+    // Conservation (crate::conservation plays the operations)
+
+    impl Conserving for Bernoulli {
+        const FIFO: bool = true;
+
+        fn configs() -> BoxedStrategy<Bernoulli> {
+            let limit = prop_oneof![
+                (1u32..40).prop_map(Limit::Packets),
+                (1000u64..40_000).prop_map(Limit::Bytes),
+            ];
+            (limit, 0.0..=1.0f64, any::<bool>(), any::<u64>())
+                .prop_map(|(limit, p, ecn, seed)| Bernoulli::new(BernoulliParams { limit, p, ecn }, seed).unwrap())
+                .boxed()
+        }
+
+        fn check_state(&self, tally: &Tally) -> Result<(), TestCaseError> {
+            // It decides on arrival only.
+            prop_assert_eq!(tally.discarded_total(), 0);
+            Ok(())
+        }
     }
 }

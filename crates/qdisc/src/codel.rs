@@ -385,6 +385,7 @@ impl QueueDisc for Codel {
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::conservation::Conserving;
     use proptest::prelude::*;
 
     // Constants
@@ -901,60 +902,21 @@ mod test {
         assert!(!q.law().ecn);
     }
 
-    // Invariants
+    // Conservation (crate::conservation plays the operations)
 
-    #[derive(Clone, Debug)]
-    enum Op {
-        Arrive { size_bytes: u32, ect: bool },
-        Depart,
-    }
+    impl Conserving for Codel {
+        const FIFO: bool = true;
 
-    fn op() -> impl Strategy<Value = (u64, Op)> {
-        let arrive = (1u32..3000, any::<bool>()).prop_map(|(size_bytes, ect)| Op::Arrive { size_bytes, ect });
-        (0u64..20_000_000, prop_oneof![arrive, Just(Op::Depart)])
-    }
-
-    proptest! {
-        /// offered = dequeued + dropped at arrival + head drops + backlog,
-        /// and the same in bytes, after every operation.
-        #[test]
-        fn prop_packets_and_bytes_conserved(
-            ops in proptest::collection::vec(op(), 1..400),
-            ecn in any::<bool>(),
-            limit in 1u32..60,
-        ) {
-            let mut q = codel(CodelParams { limit: Limit::Packets(limit), ecn, ..CodelParams::default() });
-            let mut now = Time::ZERO;
-            let (mut offered, mut offered_b) = (0u64, 0u64);
-            let (mut gone, mut gone_b) = (0u64, 0u64);
-            for (id, (dt, o)) in ops.into_iter().enumerate() {
-                now += Duration(dt);
-                let mut fx = Effects::default();
-                match o {
-                    Op::Arrive { size_bytes, ect } => {
-                        let ecn = if ect { Ecn::Ect } else { Ecn::NotEct };
-                        offered += 1;
-                        offered_b += u64::from(size_bytes);
-                        if let Verdict::Dropped(_) = q.enqueue(pkt(id as u64, size_bytes, ecn, now), now, &mut fx) {
-                            gone += 1;
-                            gone_b += u64::from(size_bytes);
-                        }
-                    }
-                    Op::Depart => {
-                        if let Some(p) = q.dequeue(now, &mut fx) {
-                            gone += 1;
-                            gone_b += u64::from(p.size_bytes);
-                        }
-                    }
-                }
-                for (p, _) in &fx.discards {
-                    gone += 1;
-                    gone_b += u64::from(p.size_bytes);
-                }
-                let b = q.backlog();
-                prop_assert_eq!(offered, gone + u64::from(b.pkts));
-                prop_assert_eq!(offered_b, gone_b + b.bytes);
-            }
+        fn configs() -> BoxedStrategy<Codel> {
+            (1u32..60, any::<bool>())
+                .prop_map(|(limit, ecn)| {
+                    codel(CodelParams {
+                        limit: Limit::Packets(limit),
+                        ecn,
+                        ..CodelParams::default()
+                    })
+                })
+                .boxed()
         }
     }
 }

@@ -83,6 +83,8 @@ impl QueueDisc for DropTail {
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::conservation::{Conserving, Tally};
+    use proptest::prelude::*;
 
     // Helpers
 
@@ -174,5 +176,32 @@ mod test {
         })
         .unwrap_err();
         assert_eq!(err.param, "limit");
+    }
+
+    // Conservation (crate::conservation plays the operations)
+
+    impl Conserving for DropTail {
+        const FIFO: bool = true;
+
+        fn configs() -> BoxedStrategy<DropTail> {
+            let limit = prop_oneof![
+                (1u32..40).prop_map(Limit::Packets),
+                (1000u64..40_000).prop_map(Limit::Bytes),
+                Just(Limit::Unlimited),
+            ];
+            let drop = prop_oneof![Just(DropWhere::Tail), Just(DropWhere::Front)];
+            (limit, drop).prop_map(|(limit, drop)| droptail(limit, drop)).boxed()
+        }
+
+        fn check_state(&self, tally: &Tally) -> Result<(), TestCaseError> {
+            // Only the limit drops, at the tail or the front.
+            let overflow = DropReason::Overflow.index();
+            prop_assert_eq!(tally.dropped_total(), tally.dropped[overflow]);
+            prop_assert_eq!(tally.discarded_total(), tally.discarded[overflow]);
+            if self.params.drop == DropWhere::Tail {
+                prop_assert_eq!(tally.discarded_total(), 0);
+            }
+            Ok(())
+        }
     }
 }

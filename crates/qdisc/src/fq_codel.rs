@@ -390,6 +390,7 @@ impl QueueDisc for FqCodel {
 mod test {
     use super::*;
     use crate::codel::{Codel, CodelParams};
+    use crate::conservation::{Conserving, Tally};
     use crate::packet::Ecn;
     use proptest::prelude::*;
 
@@ -856,22 +857,7 @@ mod test {
         );
     }
 
-    // Invariants
-
-    #[derive(Clone, Debug)]
-    enum Op {
-        Arrive { flow: u32, size_bytes: u32, ect: bool },
-        Depart,
-    }
-
-    fn op() -> impl Strategy<Value = (u64, Op)> {
-        let arrive = (0u32..6, 1u32..3000, any::<bool>()).prop_map(|(flow, size_bytes, ect)| Op::Arrive {
-            flow,
-            size_bytes,
-            ect,
-        });
-        (0u64..20_000_000, prop_oneof![arrive, Just(Op::Depart)])
-    }
+    // Conservation (crate::conservation plays the operations)
 
     /// The queue's own bookkeeping: the total equals the sum of the flow
     /// queues, every non-empty queue is on a list, and the lists hold each
@@ -896,64 +882,30 @@ mod test {
         Ok(())
     }
 
-    proptest! {
-        /// offered = dequeued + dropped at arrival + discards + backlog, and
-        /// the same in bytes, after every operation.
-        #[test]
-        fn prop_packets_and_bytes_conserved(
-            ops in proptest::collection::vec(op(), 1..400),
-            ecn in any::<bool>(),
-            limit in 1u32..40,
-            flows in 1u32..8,
-            quantum_bytes in 1u32..3000,
-        ) {
-            let mut q = FqCodel::new(
-                FqCodelParams {
-                    limit: Limit::Packets(limit),
-                    flows,
-                    quantum_bytes: Some(quantum_bytes),
-                    ecn,
-                    drop_batch_pkts: 4,
-                    ..FqCodelParams::default()
-                },
-                LINK,
-                SEED,
-            )
-            .unwrap();
-            let mut now = Time::ZERO;
-            let (mut offered, mut offered_b) = (0u64, 0u64);
-            let (mut gone, mut gone_b) = (0u64, 0u64);
-            for (id, (dt, o)) in ops.into_iter().enumerate() {
-                now += Duration(dt);
-                let mut fx = Effects::default();
-                match o {
-                    Op::Arrive { flow, size_bytes, ect } => {
-                        let ecn = if ect { Ecn::Ect } else { Ecn::NotEct };
-                        offered += 1;
-                        offered_b += u64::from(size_bytes);
-                        let p = pkt(flow, id as u64, size_bytes, ecn, now);
-                        if let Verdict::Dropped(_) = q.enqueue(p, now, &mut fx) {
-                            gone += 1;
-                            gone_b += u64::from(size_bytes);
-                        }
-                    }
-                    Op::Depart => {
-                        if let Some(p) = q.dequeue(now, &mut fx) {
-                            gone += 1;
-                            gone_b += u64::from(p.size_bytes);
-                        }
-                    }
-                }
-                for (p, _) in &fx.discards {
-                    gone += 1;
-                    gone_b += u64::from(p.size_bytes);
-                }
-                let b = q.backlog();
-                prop_assert_eq!(offered, gone + u64::from(b.pkts));
-                prop_assert_eq!(offered_b, gone_b + b.bytes);
-                prop_assert!(b.pkts <= limit);
-                check_books(&q)?;
+    impl Conserving for FqCodel {
+        const FIFO: bool = false;
+
+        fn configs() -> BoxedStrategy<FqCodel> {
+            (any::<bool>(), 1u32..40, 1u32..8, 1u32..3000)
+                .prop_map(|(ecn, limit, flows, quantum_bytes)| {
+                    let params = FqCodelParams {
+                        limit: Limit::Packets(limit),
+                        flows,
+                        quantum_bytes: Some(quantum_bytes),
+                        ecn,
+                        drop_batch_pkts: 4,
+                        ..FqCodelParams::default()
+                    };
+                    FqCodel::new(params, LINK, SEED).unwrap()
+                })
+                .boxed()
+        }
+
+        fn check_state(&self, _tally: &Tally) -> Result<(), TestCaseError> {
+            if let Limit::Packets(limit) = self.params.limit {
+                prop_assert!(self.backlog().pkts <= limit);
             }
+            check_books(self)
         }
     }
 }

@@ -19,6 +19,8 @@ pub mod ared;
 pub mod bernoulli;
 pub mod blue;
 pub mod codel;
+#[cfg(test)]
+mod conservation;
 pub mod droptail;
 pub mod fifo;
 pub mod fq_codel;

@@ -566,6 +566,7 @@ impl QueueDisc for Pie {
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::conservation::{Conserving, Tally};
     use proptest::prelude::*;
 
     // Constants
@@ -1517,25 +1518,7 @@ mod test {
         assert_eq!(q.effective().limit, Limit::Packets(1000));
     }
 
-    // Conservation
-
-    #[derive(Clone, Debug)]
-    enum Op {
-        Arrive { size_bytes: u32, ect: bool },
-        Depart,
-        Timer,
-        Wait { ns: u64 },
-    }
-
-    fn op() -> impl Strategy<Value = Op> {
-        prop_oneof![
-            4 => (40u32..1600, any::<bool>())
-                .prop_map(|(size_bytes, ect)| Op::Arrive { size_bytes, ect }),
-            3 => Just(Op::Depart),
-            1 => Just(Op::Timer),
-            2 => (0u64..20_000_000).prop_map(|ns| Op::Wait { ns }),
-        ]
-    }
+    // Conservation (crate::conservation plays the operations)
 
     fn params() -> impl Strategy<Value = PieParams> {
         (
@@ -1565,49 +1548,18 @@ mod test {
             )
     }
 
-    proptest! {
-        #[test]
-        fn test_any_sequence_conserves_packets_and_bytes(
-            p in params(),
-            seed in any::<u64>(),
-            ops in prop::collection::vec(op(), 1..400),
-        ) {
-            let mut q = Pie::new(p, seed).unwrap();
-            let mut fx = Effects::default();
-            let mut now = Time::ZERO;
-            let (mut offered, mut departed, mut dropped) = (0u64, 0u64, 0u64);
-            let mut held: std::collections::VecDeque<u32> = Default::default();
-            for (id, o) in ops.into_iter().enumerate() {
-                fx.clear();
-                match o {
-                    Op::Arrive { size_bytes, ect } => {
-                        offered += 1;
-                        let ecn = if ect { Ecn::Ect } else { Ecn::NotEct };
-                        match q.enqueue(pkt(id as u64, size_bytes, ecn, now), now, &mut fx) {
-                            Verdict::Dropped(_) => dropped += 1,
-                            Verdict::Enqueued | Verdict::Marked => held.push_back(size_bytes),
-                        }
-                    }
-                    Op::Depart => {
-                        if let Some(out) = q.dequeue(now, &mut fx) {
-                            departed += 1;
-                            prop_assert_eq!(Some(out.size_bytes), held.pop_front());
-                        }
-                    }
-                    Op::Timer => {
-                        now = now.max(q.next_timer().unwrap());
-                        q.on_timer(now);
-                        let s = q.state();
-                        prop_assert!((0.0..=1.0).contains(&s.drop_prob));
-                    }
-                    Op::Wait { ns } => now += Duration(ns),
-                }
-                dropped += fx.discards.len() as u64;
-                let b = q.backlog();
-                prop_assert_eq!(offered, departed + dropped + b.pkts as u64);
-                prop_assert_eq!(b.bytes, held.iter().map(|&s| s as u64).sum::<u64>());
-                prop_assert_eq!(b.pkts as usize, held.len());
-            }
+    impl Conserving for Pie {
+        const FIFO: bool = true;
+
+        fn configs() -> BoxedStrategy<Pie> {
+            (params(), any::<u64>())
+                .prop_map(|(p, seed)| Pie::new(p, seed).unwrap())
+                .boxed()
+        }
+
+        fn check_state(&self, _tally: &Tally) -> Result<(), TestCaseError> {
+            prop_assert!((0.0..=1.0).contains(&self.state.drop_prob));
+            Ok(())
         }
     }
 }

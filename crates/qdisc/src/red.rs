@@ -1027,8 +1027,8 @@ impl QueueDisc for Red {
 mod test {
     use super::*;
     use crate::ared::DynThresholds;
+    use crate::conservation::{Conserving, Tally};
     use proptest::prelude::*;
-    use std::collections::VecDeque;
 
     // Constants
 
@@ -2182,25 +2182,7 @@ mod test {
         assert_eq!(run(), run());
     }
 
-    // Conservation
-
-    #[derive(Clone, Debug)]
-    enum Op {
-        Arrive { size: u32, ect: bool, u: f64 },
-        Dequeue,
-        Wait(u64),
-        Timer,
-    }
-
-    fn op() -> impl Strategy<Value = Op> {
-        prop_oneof![
-            4 => (40u32..1600, any::<bool>(), 0.0..1.0f64)
-                .prop_map(|(size, ect, u)| Op::Arrive { size, ect, u }),
-            3 => Just(Op::Dequeue),
-            1 => (0u64..300_000_000).prop_map(Op::Wait),
-            1 => Just(Op::Timer),
-        ]
-    }
+    // Conservation (crate::conservation plays the operations)
 
     fn config(i: usize) -> RedParams {
         let gentle_ecn = RedParams {
@@ -2246,55 +2228,21 @@ mod test {
         }
     }
 
-    proptest! {
-        #[test]
-        fn prop_offered_equals_dequeued_dropped_and_queued(
-            cfg in 0usize..6,
-            ops in proptest::collection::vec(op(), 0..400),
-        ) {
-            let mut q = Red::new(config(cfg), LINK_10M, 3).unwrap();
-            let mut fx = Effects::default();
-            let mut shadow: VecDeque<(u64, u32)> = VecDeque::new();
-            let (mut now, mut offered, mut dequeued, mut dropped) = (Time::ZERO, 0u64, 0u64, 0u64);
-            for op in ops {
-                fx.clear();
-                match op {
-                    Op::Arrive { size, ect, u } => {
-                        let p = Packet {
-                            id: offered,
-                            size_bytes: size,
-                            ecn: if ect { Ecn::Ect } else { Ecn::NotEct },
-                            enqueued_at: now,
-                            ..Packet::default()
-                        };
-                        offered += 1;
-                        match q.enqueue_with_draw(p, now, u) {
-                            Verdict::Dropped(_) => dropped += 1,
-                            Verdict::Enqueued | Verdict::Marked => shadow.push_back((p.id, size)),
-                        }
-                    }
-                    Op::Dequeue => {
-                        let got = q.dequeue(now, &mut fx).map(|p| (p.id, p.size_bytes));
-                        prop_assert_eq!(got, shadow.pop_front());
-                        dequeued += got.is_some() as u64;
-                    }
-                    Op::Wait(ns) => now += Duration(ns),
-                    Op::Timer => {
-                        if let Some(t) = q.next_timer() {
-                            now = now.max(t);
-                            q.on_timer(now);
-                        }
-                    }
-                }
-                dropped += fx.discards.len() as u64;
-                let b = q.backlog();
-                prop_assert_eq!(offered, dequeued + dropped + b.pkts as u64);
-                prop_assert_eq!(b.bytes, shadow.iter().map(|&(_, s)| s as u64).sum::<u64>());
-                let s = q.state();
-                prop_assert!(s.avg >= 0.0 && s.avg.is_finite());
-                prop_assert!((0.0..=1.0).contains(&s.p_a) && (0.0..=1.0).contains(&s.p_b));
-                prop_assert!(s.min_th < s.max_th);
-            }
+    impl Conserving for Red {
+        const FIFO: bool = true;
+
+        fn configs() -> BoxedStrategy<Red> {
+            (0usize..6, any::<u64>())
+                .prop_map(|(i, seed)| Red::new(config(i), LINK_10M, seed).unwrap())
+                .boxed()
+        }
+
+        fn check_state(&self, _tally: &Tally) -> Result<(), TestCaseError> {
+            let s = self.state();
+            prop_assert!(s.avg >= 0.0 && s.avg.is_finite());
+            prop_assert!((0.0..=1.0).contains(&s.p_a) && (0.0..=1.0).contains(&s.p_b));
+            prop_assert!(s.min_th < s.max_th);
+            Ok(())
         }
     }
 }

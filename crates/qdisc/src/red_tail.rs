@@ -273,6 +273,7 @@ impl QueueDisc for RedTail {
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::conservation::Conserving;
     use crate::red::{Threshold, Weight};
     use proptest::prelude::*;
 
@@ -443,28 +444,26 @@ mod test {
         assert_eq!(RedTail::new(p, LINK, 1).unwrap_err().param, "c1_min");
     }
 
-    proptest! {
-        #[test]
-        fn prop_conservation(ops in prop::collection::vec((0u8..3, 40u32..1500), 1..400)) {
-            let mut p = params(30);
-            p.red = RedParams::red(Limit::Packets(30), Threshold::Packets(5.0), Threshold::Packets(15.0), 0.1, Weight::Value(0.02));
-            let mut q = RedTail::new(p, LINK, 7).unwrap();
-            let (mut offered, mut sent, mut dropped, mut bytes_in, mut bytes_out) = (0u64, 0u64, 0u64, 0u64, 0u64);
-            for (i, (op, size)) in ops.into_iter().enumerate() {
-                let now = Time(i as u64 * 100_000);
-                if op < 2 {
-                    offered += 1;
-                    match q.enqueue(pkt(i as u64, op, size), now, &mut Effects::default()) {
-                        Verdict::Dropped(_) => dropped += 1,
-                        _ => bytes_in += size as u64,
-                    }
-                } else if let Some(p) = q.dequeue(now, &mut Effects::default()) {
-                    sent += 1;
-                    bytes_out += p.size_bytes as u64;
-                }
-            }
-            prop_assert_eq!(offered, sent + dropped + q.backlog().pkts as u64);
-            prop_assert_eq!(bytes_in - bytes_out, q.backlog().bytes);
+    // Conservation (crate::conservation plays the operations)
+
+    impl Conserving for RedTail {
+        /// Two queues: packets of one class (one flow) keep their order.
+        const FIFO: bool = false;
+
+        fn configs() -> BoxedStrategy<RedTail> {
+            any::<u64>()
+                .prop_map(|seed| {
+                    let mut p = params(30);
+                    p.red = RedParams::red(
+                        Limit::Packets(30),
+                        Threshold::Packets(5.0),
+                        Threshold::Packets(15.0),
+                        0.1,
+                        Weight::Value(0.02),
+                    );
+                    RedTail::new(p, LINK, seed).unwrap()
+                })
+                .boxed()
         }
     }
 }

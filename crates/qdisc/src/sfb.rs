@@ -579,6 +579,7 @@ impl QueueDisc for Sfb {
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::conservation::{Conserving, Tally};
     use proptest::prelude::*;
 
     // Constants
@@ -1164,92 +1165,49 @@ mod test {
         assert!(Sfb::new(lenient, SEED).is_ok());
     }
 
-    // Invariants
+    // Conservation (crate::conservation plays the operations)
 
-    #[derive(Clone, Debug)]
-    enum Op {
-        Arrive {
-            flow: u32,
-            size: u32,
-            ect: bool,
-            gap_us: u64,
-        },
-        Dequeue {
-            gap_us: u64,
-        },
-    }
+    impl Conserving for Sfb {
+        const FIFO: bool = true;
 
-    fn op() -> impl Strategy<Value = Op> {
-        prop_oneof![
-            3 => (0u32..6, 40u32..1500, any::<bool>(), 0u64..20_000)
-                .prop_map(|(flow, size, ect, gap_us)| Op::Arrive { flow, size, ect, gap_us }),
-            2 => (0u64..20_000).prop_map(|gap_us| Op::Dequeue { gap_us }),
-        ]
-    }
+        fn configs() -> BoxedStrategy<Sfb> {
+            (any::<bool>(), any::<u64>())
+                .prop_map(|(byte_limit, seed)| {
+                    let limit = if byte_limit {
+                        Limit::Bytes(12_000)
+                    } else {
+                        Limit::Packets(12)
+                    };
+                    let params = SfbParams {
+                        limit,
+                        target_pkts: 2,
+                        max_pkts: 4,
+                        increment: 0.2,
+                        decrement: 0.01,
+                        penalty_rate_pps: 50,
+                        penalty_burst_pkts: 2,
+                        rehash_interval: Duration::from_millis(300),
+                        warmup: Duration::from_millis(100),
+                        ecn: true,
+                    };
+                    Sfb::new(params, seed).unwrap()
+                })
+                .boxed()
+        }
 
-    proptest! {
-        #[test]
-        fn test_random_operations_conserve_packets_bytes_and_bin_counts(
-            ops in prop::collection::vec(op(), 0..400),
-            byte_limit in any::<bool>(),
-            seed in any::<u64>(),
-        ) {
-            let limit = if byte_limit { Limit::Bytes(12_000) } else { Limit::Packets(12) };
-            let mut q = Sfb::new(
-                SfbParams {
-                    limit,
-                    target_pkts: 2,
-                    max_pkts: 4,
-                    increment: 0.2,
-                    decrement: 0.01,
-                    penalty_rate_pps: 50,
-                    penalty_burst_pkts: 2,
-                    rehash_interval: Duration::from_millis(300),
-                    warmup: Duration::from_millis(100),
-                    ecn: true,
-                },
-                seed,
-            )
-            .unwrap();
-            let mut now = Time::ZERO;
-            let (mut offered, mut dequeued, mut dropped) = (0u64, 0u64, 0u64);
-            let mut held = VecDeque::new();
-            let mut fx = Effects::default();
-            for (id, op) in ops.into_iter().enumerate() {
-                match op {
-                    Op::Arrive { flow, size, ect, gap_us } => {
-                        now += Duration::from_micros(gap_us);
-                        let ecn = if ect { Ecn::Ect } else { Ecn::NotEct };
-                        let p = Packet { id: id as u64, flow, size_bytes: size, ecn, ..Packet::default() };
-                        offered += 1;
-                        match q.enqueue(p, now, &mut fx) {
-                            Verdict::Dropped(_) => dropped += 1,
-                            _ => held.push_back((p.id, size)),
-                        }
-                    }
-                    Op::Dequeue { gap_us } => {
-                        now += Duration::from_micros(gap_us);
-                        if let Some(p) = q.dequeue(now, &mut fx) {
-                            dequeued += 1;
-                            prop_assert_eq!(held.pop_front().map(|h| h.0), Some(p.id));
-                        }
-                    }
-                }
-                prop_assert!(fx.discards.is_empty());
-                let b = q.backlog();
-                prop_assert_eq!(offered, dequeued + dropped + b.pkts as u64);
-                prop_assert_eq!(b.pkts as usize, held.len());
-                prop_assert_eq!(b.bytes, held.iter().map(|h| h.1 as u64).sum::<u64>());
-                prop_assert_eq!(q.hashes.len(), held.len());
-                // Each level of each slot counts exactly the queued packets
-                // hashed into that slot.
-                for (s, slot) in q.state.slots.iter().enumerate() {
-                    let counted = q.hashes.iter().filter(|h| h[s].is_some()).count() as u32;
-                    for row in &slot.bins {
-                        prop_assert_eq!(row.iter().map(|b| b.qlen_pkts).sum::<u32>(), counted);
-                    }
+        fn check_state(&self, tally: &Tally) -> Result<(), TestCaseError> {
+            // SFB decides on arrival only: it never discards a held packet.
+            prop_assert_eq!(tally.discarded_total(), 0);
+            prop_assert_eq!(self.hashes.len(), self.backlog().pkts as usize);
+            // Each level of each slot counts exactly the queued packets
+            // hashed into that slot.
+            for (s, slot) in self.state.slots.iter().enumerate() {
+                let counted = self.hashes.iter().filter(|h| h[s].is_some()).count() as u32;
+                for row in &slot.bins {
+                    prop_assert_eq!(row.iter().map(|b| b.qlen_pkts).sum::<u32>(), counted);
                 }
             }
+            Ok(())
         }
     }
 }

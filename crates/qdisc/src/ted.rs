@@ -254,6 +254,7 @@ impl QueueDisc for Ted {
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::conservation::{Conserving, Tally};
     use proptest::prelude::*;
 
     // Constants
@@ -584,55 +585,54 @@ mod test {
         assert!(Ted::new(head, no_rate).is_ok());
     }
 
-    proptest! {
-        #[test]
-        fn prop_conservation_and_no_late_departure(
-            ops in prop::collection::vec((any::<bool>(), 0u64..5), 1..200),
-            deadline_ms in 1u64..6,
-            check in prop::sample::select(vec![TedCheck::Head, TedCheck::Departure, TedCheck::Arrival]),
-        ) {
-            let d = Duration::from_millis(deadline_ms);
-            let mut q = Ted::new(
-                TedParams { check, ..ted(TedMode::Lbd, vec![Some(d)], None).params().clone() },
-                LINK,
-            )
-            .unwrap();
-            // 100 B at 8 Mb/s: 100 us of transmission.
-            let tx = Duration::from_micros(100);
-            let (mut now, mut offered, mut sent, mut expired) = (0u64, 0u64, 0u64, 0u64);
-            for (i, (arrive, step_ms)) in ops.into_iter().enumerate() {
-                now += step_ms * MS;
-                if arrive {
-                    let p = Packet { id: i as u64, size_bytes: 100, enqueued_at: Time(now), ..Packet::default() };
-                    match q.enqueue(p, Time(now), &mut Effects::default()) {
-                        Verdict::Enqueued => {}
-                        v => {
-                            prop_assert_eq!(check, TedCheck::Arrival);
-                            prop_assert_eq!(v, Verdict::Dropped(DropReason::Expired));
-                            expired += 1;
-                        }
-                    }
-                    offered += 1;
-                } else {
-                    let mut fx = Effects::default();
-                    if let Some(p) = q.dequeue(Time(now), &mut fx) {
-                        let sojourn = Time(now).saturating_since(p.enqueued_at);
-                        match check {
-                            TedCheck::Head => prop_assert!(sojourn <= d),
-                            TedCheck::Departure => prop_assert!(sojourn + tx <= d),
-                            TedCheck::Arrival => {}
-                        }
-                        sent += 1;
-                    }
-                    if check == TedCheck::Arrival {
-                        prop_assert!(fx.discards.is_empty());
-                    }
-                    expired += fx.discards.len() as u64;
-                }
+    // Conservation (crate::conservation plays the operations)
+
+    impl Conserving for Ted {
+        const FIFO: bool = true;
+
+        /// Class 0 has a deadline of 1 to 5 ms, class 1 none.
+        fn configs() -> BoxedStrategy<Ted> {
+            let checks = vec![TedCheck::Head, TedCheck::Departure, TedCheck::Arrival];
+            (1u64..6, prop::sample::select(checks))
+                .prop_map(|(deadline_ms, check)| {
+                    let d = Duration::from_millis(deadline_ms);
+                    let params = TedParams {
+                        check,
+                        ..ted(TedMode::Lbd, vec![Some(d)], None).params().clone()
+                    };
+                    Ted::new(params, LINK).unwrap()
+                })
+                .boxed()
+        }
+
+        fn check_state(&self, tally: &Tally) -> Result<(), TestCaseError> {
+            let expired = DropReason::Expired.index();
+            prop_assert_eq!(self.state.expired, tally.dropped[expired] + tally.discarded[expired]);
+            if self.params.check == TedCheck::Arrival {
+                // Decided at arrival: nothing is discarded later, and with no
+                // limit every drop is an expiry.
+                prop_assert_eq!(tally.discarded_total(), 0);
+                prop_assert_eq!(tally.dropped_total(), tally.dropped[expired]);
+            } else {
+                prop_assert_eq!(tally.dropped_total(), 0);
             }
-            prop_assert_eq!(q.state().expired, expired);
-            prop_assert_eq!(offered, sent + expired + q.backlog().pkts as u64);
-            prop_assert_eq!(q.backlog().bytes, 100 * q.backlog().pkts as u64);
+            Ok(())
+        }
+
+        /// No packet leaves later than its deadline allows.
+        fn check_departure(&self, pkt: &Packet, now: Time) -> Result<(), TestCaseError> {
+            let Some(d) = self.params.deadline(pkt) else {
+                return Ok(());
+            };
+            let sojourn = now.saturating_since(pkt.enqueued_at);
+            match self.params.check {
+                TedCheck::Head => prop_assert!(sojourn <= d),
+                TedCheck::Departure => {
+                    prop_assert!(sojourn + transmission_time(pkt.size_bytes, self.rate_bps) <= d)
+                }
+                TedCheck::Arrival => {}
+            }
+            Ok(())
         }
     }
 }

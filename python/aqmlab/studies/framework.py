@@ -177,40 +177,18 @@ class StudyReport:
 
     # Reading results ----------------------------------------------------------
 
-    def _keys(self, experiment: str) -> list[str]:
-        """The keys of the runs of `experiment`'s latest sweep."""
-        return list(self.store.experiment_keys().get(experiment, ()))
-
     def runs(self, experiment: str, flows: bool = False) -> pd.DataFrame:
         """The current ok runs of `experiment`: one row per run with columns
         point, replication, seed, one column per swept key path (its label),
         and ``summary`` (the run's summary as a dict; with `flows`, its
         per-flow rows too, under ``"flows"``)."""
-        rows = self.store.db.execute(
-            "SELECT key, point, replication, seed, labels, summary FROM runs WHERE status = 'ok' AND key IN "
-            "(SELECT unnest(?)) ORDER BY point, replication", [self._keys(experiment)]).fetchall()
-        per_run: dict[str, list[dict[str, Any]]] = {}
-        if flows:
-            for key, data in self.store.db.execute(
-                    "SELECT key, list(data ORDER BY flow) FROM flows WHERE key IN (SELECT unnest(?)) GROUP BY key",
-                    [[r[0] for r in rows]]).fetchall():
-                per_run[key] = [json.loads(d) for d in data]
-
-        def summary(key: str, text: str) -> dict[str, Any]:
-            s = json.loads(text)
-            if flows:
-                s["flows"] = per_run.get(key, [])
-            return s
-
-        return pd.DataFrame([{"point": p, "replication": r, "seed": s, **json.loads(labels),
-                              "summary": summary(key, text)} for key, p, r, s, labels, text in rows])
+        return pd.DataFrame([{"point": r.point, "replication": r.replication, "seed": r.seed, **r.labels,
+                              "summary": r.summary} for r in self.store.ok_runs(experiment, flows)])
 
     def series(self, experiment: str, point: int, replication: int = 0) -> pd.DataFrame | None:
         """The time series of one run, if it traced."""
-        row = self.store.db.execute("SELECT key FROM runs WHERE status = 'ok' AND point = ? AND replication = ? "
-                                    "AND key IN (SELECT unnest(?))", [point, replication, self._keys(experiment)]
-                                    ).fetchone()
-        return None if row is None else self.store.series(row[0])
+        key = self.store.run_key(experiment, point, replication)
+        return None if key is None else self.store.series(key)
 
     # Writing the report ----------------------------------------------------------
 
