@@ -188,7 +188,7 @@ pub struct Tagged {
     pub variants: &'static [Variant],
 }
 
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Variant {
     pub name: &'static str,
     pub help: &'static str,

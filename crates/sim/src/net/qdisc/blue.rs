@@ -3,7 +3,7 @@
 
 use super::*;
 
-pub(super) const BLUE: &[Key] = &[
+pub(super) const BLUE_KEYS: &[Key] = &[
     Key::opt(
         "d1",
         Ty::Number(Range::UNIT_POSITIVE),
@@ -30,7 +30,7 @@ pub(super) const BLUE: &[Key] = &[
     ),
 ];
 
-pub(super) const SFB: &[Key] = &[
+pub(super) const SFB_KEYS: &[Key] = &[
     Key::opt("target", Ty::Pkts, "20", "the bin length that raises p_mark"),
     Key::opt("max", Ty::Pkts, "25", "the bin length at which arrivals are dropped"),
     Key::opt(
@@ -105,4 +105,44 @@ pub(super) fn parse_sfb(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Opt
     set(cx, t, "warmup", &mut p.warmup, parse_duration);
     set(cx, t, "ecn", &mut p.ecn, parse_bool);
     Some(QdiscSpec::Sfb(p))
+}
+
+pub(super) const BLUE: Kind = Kind {
+    variant: Variant {
+        name: "blue",
+        help: "BLUE (Feng et al.)",
+        when: None,
+        parts: &[LIMIT, BLUE_KEYS, ECN_OFF],
+    },
+    read: parse_blue,
+    default_limit: None,
+};
+
+pub(super) const SFB: Kind = Kind {
+    variant: Variant {
+        name: "sfb",
+        help: "Stochastic Fair BLUE as Linux's sch_sfb",
+        when: None,
+        parts: &[LIMIT, SFB_KEYS, ECN_ON],
+    },
+    read: parse_sfb,
+    default_limit: None,
+};
+
+pub(super) fn describe_blue(q: &Blue) -> Value {
+    let p = q.effective();
+    json!({
+        "kind": "blue", "limit": limit_value(p.limit), "d1": p.d1, "d2": p.d2,
+        "freeze_time_s": secs(p.freeze_time), "l_threshold": p.l_threshold.map(limit_value), "ecn": p.ecn,
+    })
+}
+
+pub(super) fn describe_sfb(q: &Sfb) -> Value {
+    let p = q.effective();
+    json!({
+        "kind": "sfb", "limit": limit_value(p.limit), "target_pkts": p.target_pkts, "max_pkts": p.max_pkts,
+        "increment": p.increment, "decrement": p.decrement, "penalty_rate_pps": p.penalty_rate_pps,
+        "penalty_burst_pkts": p.penalty_burst_pkts, "rehash_interval_s": secs(p.rehash_interval),
+        "warmup_s": secs(p.warmup), "ecn": p.ecn,
+    })
 }

@@ -19,7 +19,7 @@ pub(super) const CODEL_LAW: &[Key] = &[
     ),
 ];
 
-pub(super) const FQ_CODEL: &[Key] = &[
+pub(super) const FQ_CODEL_KEYS: &[Key] = &[
     Key::opt(
         "flows",
         Ty::Whole {
@@ -76,4 +76,45 @@ pub(super) fn parse_fq_codel(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -
         config::parse_count(v, 0).map(|n| n.min(u32::MAX as u64) as u32)
     });
     Some(QdiscSpec::FqCodel(p))
+}
+
+pub(super) const CODEL: Kind = Kind {
+    variant: Variant {
+        name: "codel",
+        help: "CoDel (RFC 8289)",
+        when: None,
+        parts: &[LIMIT_1000, CODEL_LAW, ECN_OFF],
+    },
+    read: parse_codel,
+    default_limit: Some(|| CodelParams::default().limit),
+};
+
+pub(super) const FQ_CODEL: Kind = Kind {
+    variant: Variant {
+        name: "fq_codel",
+        help: "FQ-CoDel (RFC 8290)",
+        when: None,
+        parts: &[&[limit("\"10240pkt\"")], FQ_CODEL_KEYS, CODEL_LAW, ECN_ON],
+    },
+    read: parse_fq_codel,
+    default_limit: Some(|| FqCodelParams::default().limit),
+};
+
+pub(super) fn describe_codel(q: &Codel) -> Value {
+    let p = q.effective();
+    json!({
+        "kind": "codel", "limit": limit_value(p.limit), "target_s": secs(p.target),
+        "interval_s": secs(p.interval), "ecn": p.ecn, "ce_threshold_s": p.ce_threshold.map(secs),
+        "maxpacket_bytes": q.law().maxpacket_bytes,
+    })
+}
+
+pub(super) fn describe_fq_codel(q: &FqCodel) -> Value {
+    let p = q.effective();
+    json!({
+        "kind": "fq_codel", "limit": limit_value(p.limit), "flows": p.flows,
+        "quantum_bytes": p.quantum_bytes, "target_s": secs(p.target), "interval_s": secs(p.interval),
+        "ecn": p.ecn, "ce_threshold_s": p.ce_threshold.map(secs), "drop_batch_pkts": p.drop_batch_pkts,
+        "maxpacket_bytes": q.law().maxpacket_bytes,
+    })
 }

@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(super) const PIE: &[Key] = &[
+pub(super) const PIE_KEYS: &[Key] = &[
     Key::opt("qdelay_ref", Ty::Time, "\"15ms\"", "the target queueing delay"),
     Key::opt("t_update", Ty::Time, "\"15ms\"", "how often drop_prob is updated"),
     Key::opt(
@@ -102,4 +102,28 @@ pub(super) fn parse_pie(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Opt
     set(cx, t, "byte_mode", &mut p.byte_mode, parse_bool);
     set(cx, t, "idle_decay_factor", &mut p.idle_decay_factor, real);
     Some(QdiscSpec::Pie(p))
+}
+
+pub(super) const PIE: Kind = Kind {
+    variant: Variant {
+        name: "pie",
+        help: "PIE (RFC 8033)",
+        when: None,
+        parts: &[LIMIT_1000, PIE_KEYS, ECN_OFF],
+    },
+    read: parse_pie,
+    default_limit: Some(|| PieParams::default().limit),
+};
+
+pub(super) fn describe_pie(q: &Pie) -> Value {
+    let p = q.effective();
+    json!({
+        "kind": "pie", "limit": limit_value(p.limit), "qdelay_ref_s": secs(p.qdelay_ref),
+        "t_update_s": secs(p.t_update), "alpha": p.alpha, "beta": p.beta, "max_burst_s": secs(p.max_burst),
+        "delay_estimator": if p.delay_estimator == DelayEstimator::DequeueRate { "dequeue_rate" } else { "timestamp" },
+        "dq_threshold_bytes": p.dq_threshold_bytes, "dq_rate_weight": p.dq_rate_weight,
+        "mean_pktsize_bytes": p.mean_pktsize_bytes, "derandomize": p.derandomize,
+        "cap_drop_adjustment": p.cap_drop_adjustment, "ecn": p.ecn, "mark_ecn_threshold": p.mark_ecn_threshold,
+        "byte_mode": p.byte_mode, "idle_decay_factor": p.idle_decay_factor,
+    })
 }

@@ -100,7 +100,7 @@ pub(super) const RED_OPTIONS: &[Key] = &[
     ),
 ];
 
-pub(super) const ARED: &[Key] = &[
+pub(super) const ARED_KEYS: &[Key] = &[
     Key::opt("interval", Ty::Time, "\"500ms\"", "how often max_p is adapted"),
     Key::opt(
         "alpha",
@@ -184,7 +184,7 @@ pub const DYNAMIC_THRESHOLDS: TableDecl = TableDecl {
     ]],
 };
 
-pub(super) const RED_TAIL: &[Key] = &[
+pub(super) const RED_TAIL_KEYS: &[Key] = &[
     Key::req(
         "red",
         Ty::Tagged(&RED_QUEUE2),
@@ -244,7 +244,7 @@ pub const RED_QUEUE2: Tagged = Tagged {
             name: "ared",
             help: "Adaptive RED",
             when: None,
-            parts: &[ARED_SHAPE, RED_OPTIONS, ARED],
+            parts: &[ARED_SHAPE, RED_OPTIONS, ARED_KEYS],
         },
         Variant {
             name: "feng-ared",
@@ -547,4 +547,72 @@ pub(super) fn describe_red(p: &RedParams) -> Value {
         Adapt::None => {}
     }
     m
+}
+
+pub(super) const RED: Kind = Kind {
+    variant: Variant {
+        name: "red",
+        help: "RED (Floyd and Jacobson 1993)",
+        when: None,
+        parts: &[LIMIT, RED_SHAPE, RED_OPTIONS],
+    },
+    read: |cx, t, limit| parse_red(cx, t, "red", limit),
+    default_limit: None,
+};
+
+pub(super) const ARED: Kind = Kind {
+    variant: Variant {
+        name: "ared",
+        help: "Adaptive RED (Floyd, Gummadi, Shenker 2001)",
+        when: None,
+        parts: &[LIMIT, ARED_SHAPE, RED_OPTIONS, ARED_KEYS],
+    },
+    read: |cx, t, limit| parse_red(cx, t, "ared", limit),
+    default_limit: None,
+};
+
+pub(super) const FENG_ARED: Kind = Kind {
+    variant: Variant {
+        name: "feng-ared",
+        help: "self-configuring RED (Feng et al. 1999)",
+        when: None,
+        parts: &[LIMIT, RED_SHAPE, RED_OPTIONS, FENG],
+    },
+    read: |cx, t, limit| parse_red(cx, t, "feng-ared", limit),
+    default_limit: None,
+};
+
+pub(super) const RED_TAIL: Kind = Kind {
+    variant: Variant {
+        name: "red-tail",
+        help: "RED+Tail: a drop-tail queue 1 for some classes beside a RED queue 2, one buffer",
+        when: None,
+        parts: &[LIMIT, RED_TAIL_KEYS],
+    },
+    read: parse_red_tail,
+    default_limit: None,
+};
+
+/// RED+Tail with queue 1's classes by index, once every class is known.
+pub(super) fn build_red_tail(
+    s: &RedTailSpec,
+    link: LinkInfo,
+    seed: u64,
+    classes: &[String],
+) -> Result<AnyQdisc, ParamError> {
+    let mut p = s.params.clone();
+    p.queue1_classes = (0..classes.len() as u8)
+        .filter(|&i| s.queue1_classes.contains(&classes[i as usize]))
+        .collect();
+    Ok(AnyQdisc::RedTail(Box::new(RedTail::new(p, link, seed)?)))
+}
+
+pub(super) fn describe_red_tail(q: &RedTail, classes: &[String]) -> Value {
+    let p = q.params();
+    let names: Vec<&String> = p.queue1_classes.iter().map(|&i| &classes[i as usize]).collect();
+    json!({
+        "kind": "red-tail", "limit": limit_value(p.limit), "min_th1_pkts": p.min_th1_pkts,
+        "max_th1_pkts": p.max_th1_pkts, "c1_min": p.c1_min, "c1_max": p.c1_max, "queue1_classes": names,
+        "red": describe_red(q.red().effective()),
+    })
 }

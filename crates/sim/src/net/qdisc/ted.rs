@@ -3,7 +3,7 @@
 
 use super::*;
 
-pub(super) const TED: &[Key] = &[
+pub(super) const TED_KEYS: &[Key] = &[
     Key::opt(
         "mode",
         Ty::Choice(&["lbd", "ebd"]),
@@ -85,4 +85,46 @@ pub(super) fn parse_ted(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Opt
         deadlines,
         default_deadline,
     }))
+}
+
+pub(super) const TED: Kind = Kind {
+    variant: Variant {
+        name: "ted",
+        help: "time-driven early discard (Baldi and Vesco)",
+        when: None,
+        parts: &[LIMIT, TED_KEYS],
+    },
+    read: parse_ted,
+    default_limit: None,
+};
+
+/// TED with its deadlines by class index, once every class is known.
+pub(super) fn build_ted(s: &TedSpec, link: LinkInfo, classes: &[String]) -> Result<AnyQdisc, ParamError> {
+    Ok(AnyQdisc::Ted(Ted::new(
+        TedParams {
+            limit: s.limit,
+            mode: s.mode,
+            check: s.check,
+            class_deadlines: classes
+                .iter()
+                .map(|c| s.deadlines.iter().find(|(n, _)| n == c).map(|(_, d)| *d))
+                .collect(),
+            default_deadline: s.default_deadline,
+        },
+        link,
+    )?))
+}
+
+pub(super) fn describe_ted(q: &Ted, classes: &[String]) -> Value {
+    let p = q.params();
+    let deadlines: Map<String, Value> = classes
+        .iter()
+        .zip(&p.class_deadlines)
+        .filter_map(|(c, d)| d.map(|d| (c.clone(), secs(d))))
+        .collect();
+    json!({
+        "kind": "ted", "limit": limit_value(p.limit),
+        "mode": if p.mode == TedMode::Ebd { "ebd" } else { "lbd" }, "check": p.check.as_str(),
+        "deadlines_s": deadlines, "default_deadline_s": p.default_deadline.map(secs),
+    })
 }
