@@ -23,13 +23,14 @@ use crate::transport::tcp::config::TCP;
 pub use crate::transport::tcp::MAX_TCP_PAYLOAD_BYTES;
 use crate::transport::tcp::{RtoConfig, TcpConfig};
 
-mod sources;
+mod kinds;
 #[cfg(test)]
 mod tests;
 mod topology;
 mod traffic;
 
-use sources::*;
+use kinds::*;
+pub use kinds::{TrafficKind, TRAFFIC, TRAFFIC_KINDS};
 pub use topology::*;
 pub use traffic::*;
 
