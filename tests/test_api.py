@@ -87,3 +87,18 @@ def test_engine_releases_the_gil():
     t.join()
     assert elapsed > 0.05, "the run must be long enough to observe"
     assert ticks >= 10
+
+
+def test_summary_parts_read_as_attributes_and_as_the_engines_dict():
+    res = aqmlab.run(Scenario.load(EXAMPLES / "cbr-dumbbell.toml").with_(duration="5s", warmup="1s"), seed=1)
+    raw = json.loads(res.to_json())
+    q = res.queue("bottleneck")
+    assert q == raw["queues"]["bottleneck"] and isinstance(q, dict)
+    assert (q.loss_rate, q.utilization, q.qdisc) == (q["loss_rate"], q["utilization"], q["qdisc"])
+    assert res.bottleneck == q and res.summary.bottleneck.arrivals == q["arrivals"]
+    name = next(iter(raw["traffic"]))
+    g = res.group(name)
+    assert (g.kind, g.goodput_bps, g.loss_rate) == (g["kind"], g["goodput_bps"], g["loss_rate"])
+    assert res.summary.traffic[name] == raw["traffic"][name]
+    assert res.summary.flows == raw["flows"] and res.summary.seed == 1
+    assert res.summary.jain == raw.get("fairness", {}).get("jain")

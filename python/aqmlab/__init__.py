@@ -3,7 +3,7 @@
 >>> import aqmlab
 >>> sc = aqmlab.Scenario.load("examples/mm1k.toml")   # doctest: +SKIP
 >>> res = aqmlab.run(sc, seed=1)                         # doctest: +SKIP
->>> res.queue("q")["loss_rate"]                          # doctest: +SKIP
+>>> res.queue("q").loss_rate                             # doctest: +SKIP
 """
 
 # Importing aqmlab loads only what one run needs (the engine, the scenario

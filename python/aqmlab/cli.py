@@ -22,6 +22,7 @@ import click
 
 import aqmlab
 from aqmlab.exceptions import AqmlabError, ConfigError
+from aqmlab.result import Summary
 from aqmlab.scenario import Scenario
 
 
@@ -409,17 +410,18 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
 
 def format_summary(s: dict[str, Any]) -> str:
     """The summary as text tables: queues, then traffic groups."""
-    head = (f"{s['scenario']}  seed {s['seed']}  window {s['warmup_s']:g}-{s['duration_s']:g} s  "
-            f"{s['events']:,} events in {s['wall_s']:.3f} s (engine {s['engine_version']})")
+    s = Summary(s)
+    head = (f"{s.scenario}  seed {s.seed}  window {s.warmup_s:g}-{s.duration_s:g} s  "
+            f"{s.events:,} events in {s.wall_s:.3f} s (engine {s.engine_version})")
     q_rows = [
-        [name, q["qdisc"]["kind"], str(q["arrivals"]), str(q["drops"]), _fmt(q["loss_rate"], "%"),
-         _fmt(q["qdelay_mean_s"], "ms"), _fmt(q["qlen_mean_pkts"]), _fmt(q["utilization"], "%")]
-        for name, q in s["queues"].items()
+        [name, q.qdisc["kind"], str(q.arrivals), str(q.drops), _fmt(q.loss_rate, "%"),
+         _fmt(q.qdelay_mean_s, "ms"), _fmt(q.qlen_mean_pkts), _fmt(q.utilization, "%")]
+        for name, q in s.queues.items()
     ]
     t_rows = [
-        [name, g["kind"], str(g["flows"]), _fmt(g["throughput_bps"], "bps"), _fmt(g["goodput_bps"], "bps"),
-         _fmt(g["loss_rate"], "%"), _fmt(g["delay_mean_s"], "ms")]
-        for name, g in s["traffic"].items()
+        [name, g.kind, str(g.flows), _fmt(g.throughput_bps, "bps"), _fmt(g.goodput_bps, "bps"),
+         _fmt(g.loss_rate, "%"), _fmt(g.delay_mean_s, "ms")]
+        for name, g in s.traffic.items()
     ]
     return "\n\n".join([
         head,

@@ -8,10 +8,18 @@
 //! next accepted arrival; runs still open at the end are discarded. Monitors
 //! also keep whole-run totals, from time zero, for the conservation identity
 //! arrivals = departures + drops + backlog.
+//!
+//! What the monitors measure is reported through the types of the run's
+//! summary (`summary.rs`); a queue's measures are built by its monitor
+//! ([`QueueMonitor::summary`]), a flow's by its counters
+//! ([`FlowStats::measures`]).
 
 use aqmlab_qdisc::time::NANOS_PER_SEC;
 use aqmlab_qdisc::{DropReason, Duration, Time};
-use serde_json::{json, Map, Value};
+
+mod summary;
+
+pub use summary::*;
 
 /// Count, mean, standard deviation, minimum and maximum of durations,
 /// kept exactly: the sums of the samples and of their squares in integer
@@ -105,15 +113,6 @@ impl DelayStats {
             }
         };
         spread_ns / NANOS_PER_SEC as f64
-    }
-}
-
-/// A float as JSON: non-finite values (a mean over nothing) become null.
-pub fn num(x: f64) -> Value {
-    if x.is_finite() {
-        json!(x)
-    } else {
-        Value::Null
     }
 }
 
@@ -350,7 +349,9 @@ impl QueueMonitor {
         self.drops.iter().sum()
     }
 
-    pub fn summary(&self, classes: &[String]) -> Map<String, Value> {
+    /// What was measured in the window, with the classes named by
+    /// `classes` (those that had an arrival or a drop).
+    pub fn summary(&self, classes: &[String]) -> QueueMeasures {
         debug_assert!(!self.light, "a totals-only monitor has no summary");
         let w_ns = (self.window.end - self.window.start).0 as f64;
         let drops = self.drops_total();
@@ -359,52 +360,68 @@ impl QueueMonitor {
         let (run_mean, run_var) = self.runs.moments();
         let mut sojourn = DelayStats::default();
         self.classes.iter().for_each(|c| sojourn.merge(&c.sojourn));
-        let hist: Map<String, Value> = self
+        let hist = self
             .runs
             .hist
             .iter()
             .enumerate()
             .filter(|(_, &c)| c > 0)
-            .map(|(i, &c)| ((i + 1).to_string(), json!(c)))
+            .map(|(i, &c)| ((i + 1).to_string(), c))
             .collect();
-        let by_class: Map<String, Value> = self
+        let by_class = self
             .classes
             .iter()
             .zip(classes)
             .filter(|(c, _)| c.arrivals > 0 || c.drops > 0)
             .map(|(c, name)| {
-                (
-                    name.clone(),
-                    json!({
-                        "arrivals": c.arrivals, "drops": c.drops,
-                        "loss_rate": num(ratio(c.drops as f64, c.arrivals as f64)),
-                        "qdelay_mean_s": num(c.sojourn.mean()), "qdelay_std_s": num(c.sojourn.std()),
-                        "qdelay_max_s": num(c.sojourn.max()),
-                    }),
-                )
+                let class = ClassSummary {
+                    arrivals: c.arrivals,
+                    drops: c.drops,
+                    loss_rate: ratio(c.drops as f64, c.arrivals as f64),
+                    qdelay_mean_s: c.sojourn.mean(),
+                    qdelay_std_s: c.sojourn.std(),
+                    qdelay_max_s: c.sojourn.max(),
+                };
+                (name.clone(), class)
             })
             .collect();
-        let mut m = Map::new();
-        m.insert("arrivals".into(), json!(self.arrivals));
-        m.insert("departures".into(), json!(self.departures));
-        m.insert("drops".into(), json!(drops));
-        for r in DropReason::ALL {
-            m.insert(format!("drops_{}", r.as_str()), json!(self.drops[r.index()]));
+        let by_reason = |r: DropReason| self.drops[r.index()];
+        QueueMeasures {
+            arrivals: self.arrivals,
+            departures: self.departures,
+            drops,
+            drops_overflow: by_reason(DropReason::Overflow),
+            drops_early: by_reason(DropReason::Early),
+            drops_forced: by_reason(DropReason::Forced),
+            drops_expired: by_reason(DropReason::Expired),
+            drops_head: by_reason(DropReason::Head),
+            drops_penalty: by_reason(DropReason::Penalty),
+            marks: self.marks,
+            loss_rate: ratio(drops as f64, self.arrivals as f64),
+            qdelay_mean_s: sojourn.mean(),
+            qdelay_std_s: sojourn.std(),
+            qdelay_max_s: sojourn.max(),
+            qlen_mean_pkts: mean,
+            qlen_var_pkts: var.max(0.0),
+            utilization: self.busy_ns as f64 / w_ns,
+            consecutive_loss: LossRunSummary {
+                mean: run_mean,
+                var: run_var,
+                hist,
+            },
+            by_class,
         }
-        m.insert("marks".into(), json!(self.marks));
-        m.insert("loss_rate".into(), num(ratio(drops as f64, self.arrivals as f64)));
-        m.insert("qdelay_mean_s".into(), num(sojourn.mean()));
-        m.insert("qdelay_std_s".into(), num(sojourn.std()));
-        m.insert("qdelay_max_s".into(), num(sojourn.max()));
-        m.insert("qlen_mean_pkts".into(), num(mean));
-        m.insert("qlen_var_pkts".into(), num(var.max(0.0)));
-        m.insert("utilization".into(), num(self.busy_ns as f64 / w_ns));
-        m.insert(
-            "consecutive_loss".into(),
-            json!({ "mean": num(run_mean), "var": num(run_var), "hist": hist }),
-        );
-        m.insert("by_class".into(), Value::Object(by_class));
-        m
+    }
+
+    /// The whole-run counters, with the discipline's backlog now.
+    pub fn run_totals(&self, backlog_pkts: u32) -> RunTotals {
+        let t = self.totals;
+        RunTotals {
+            arrivals: t.arrivals,
+            departures: t.departures,
+            drops: t.drops,
+            backlog_pkts,
+        }
     }
 }
 
@@ -431,6 +448,46 @@ pub struct FlowStats {
     pub request_bytes: u64,
     pub drops: u64,
     pub delay: DelayStats,
+}
+
+impl FlowStats {
+    /// Adds another flow's counts (a group's total).
+    pub fn merge(&mut self, o: &FlowStats) {
+        self.sent_pkts += o.sent_pkts;
+        self.sent_bytes += o.sent_bytes;
+        self.delivered_pkts += o.delivered_pkts;
+        self.delivered_bytes += o.delivered_bytes;
+        self.request_bytes += o.request_bytes;
+        self.drops += o.drops;
+        self.delay.merge(&o.delay);
+    }
+
+    /// Goodput (what was delivered less the requests) and throughput (what
+    /// was sent) over a window of `window_s` seconds, in bits per second.
+    pub fn rates_bps(&self, window_s: f64) -> (f64, f64) {
+        (
+            (self.delivered_bytes - self.request_bytes) as f64 * 8.0 / window_s,
+            self.sent_bytes as f64 * 8.0 / window_s,
+        )
+    }
+
+    /// The counts as a flow's row reports them, over a window of
+    /// `window_s` seconds.
+    pub fn measures(&self, window_s: f64) -> FlowMeasures {
+        let (goodput_bps, throughput_bps) = self.rates_bps(window_s);
+        FlowMeasures {
+            sent: self.sent_pkts,
+            delivered: self.delivered_pkts,
+            drops: self.drops,
+            goodput_bps,
+            throughput_bps,
+            loss_rate: ratio(self.drops as f64, self.sent_pkts as f64),
+            delay_mean_s: self.delay.mean(),
+            delay_std_s: self.delay.std(),
+            delay_min_s: self.delay.min(),
+            delay_max_s: self.delay.max(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -516,8 +573,8 @@ mod test {
         m.backlog(Time(60), 1);
         m.finish(Time(100));
         let s = m.summary(&["c".to_string()]);
-        assert!((s["qlen_mean_pkts"].as_f64().unwrap() - 1.4).abs() < 1e-12);
-        assert!((s["qlen_var_pkts"].as_f64().unwrap() - 0.44).abs() < 1e-12);
+        assert!((s.qlen_mean_pkts - 1.4).abs() < 1e-12);
+        assert!((s.qlen_var_pkts - 0.44).abs() < 1e-12);
     }
 
     #[test]
@@ -558,12 +615,9 @@ mod test {
         m.drop(Time(60), 0, DropReason::Overflow, false);
         m.finish(Time(100));
         let s = m.summary(&["c".to_string()]);
-        assert_eq!(s["arrivals"], 1);
-        assert_eq!(s["departures"], 0);
-        assert_eq!(s["drops_overflow"], 1);
+        assert_eq!((s.arrivals, s.departures, s.drops_overflow), (1, 0, 1));
         // 4 packets over the 50 ns window; busy from 50 to 70 of 50 ns.
-        assert_eq!(s["qlen_mean_pkts"], 4.0);
-        assert_eq!(s["utilization"], 0.4);
+        assert_eq!((s.qlen_mean_pkts, s.utilization), (4.0, 0.4));
         assert_eq!(
             m.totals,
             Totals {

@@ -16,7 +16,11 @@ use serde_json::{json, Map, Value};
 
 use crate::app::web::{Action as WebAction, Http11Action, Http11Client, WebResponse, WebSession, REQUEST_PKTS};
 use crate::engine::{EventQueue, Fired, LinkEvent, Next, Timer};
-use crate::monitor::{jain_index, num, ratio, DelayStats, FlowStats, QueueMonitor, Totals, Window};
+use crate::monitor::{
+    jain_index, DelayStats, Fairness, FlowRow, FlowStats, GroupSummary, Http11Summary, LinkSummary, Named,
+    QueueMonitor, QueueSummary, RunSummary, SizeRow, TcpCounts, TcpFlowSummary, TcpGroupSummary, TimesSummary, Totals,
+    WebSummary, Window,
+};
 use crate::net::link::{Link, Network, Wakeups};
 use crate::net::qdisc::describe;
 use crate::scenario::{DelaySpec, Report, Scenario, SourceSpec, TcpOnOff};

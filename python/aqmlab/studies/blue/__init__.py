@@ -43,6 +43,7 @@ from typing import Any, Callable
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from aqmlab.result import Summary
 from aqmlab.studies.framework import Claims, Study, StudyReport, ci_columns, errorbar_plot, register
 
 # The configurations of the paper.
@@ -193,15 +194,15 @@ def _stalled(summary: dict[str, Any]) -> float | None:
 
 
 def _loss(s: dict[str, Any]) -> float:
-    return s["queues"]["bottleneck"]["loss_rate"]
+    return Summary(s).bottleneck.loss_rate
 
 
 def _util(s: dict[str, Any]) -> float:
-    return s["queues"]["bottleneck"]["utilization"]
+    return Summary(s).bottleneck.utilization
 
 
 def _qlen(s: dict[str, Any]) -> float:
-    return s["queues"]["bottleneck"]["qlen_mean_pkts"]
+    return Summary(s).bottleneck.qlen_mean_pkts
 
 
 def _fmt_ci(mean: float, low: float, high: float, scale: float = 1.0, digits: int = 3) -> str:
@@ -676,7 +677,7 @@ class Blue(Study):
         rows = []
         for (conns, label), g in runs.groupby(["traffic[0].count", "topology.qdisc"], sort=False):
             row: dict[str, Any] = {"scheme": label, "connections": int(conns)}
-            for metric, fn in (("goodput_bps", lambda s: s["traffic"]["bulk"]["goodput_bps"]),
+            for metric, fn in (("goodput_bps", lambda s: Summary(s).group("bulk").goodput_bps),
                                ("loss_rate", _loss), ("utilization", _util)):
                 row |= ci_columns([fn(s) for s in g["summary"]], metric)
             row["n"] = len(g)

@@ -28,6 +28,7 @@ import pandas as pd
 
 from aqmlab import models
 from aqmlab.models.plots import model_curve
+from aqmlab.result import Summary
 from aqmlab.studies.framework import (Claims, Study, StudyReport, ci_columns, combine_verdicts, effect_verdict,
                                      errorbar_plot, mean_ci, range_verdict, register, show_ci)
 
@@ -298,7 +299,7 @@ def _b1(report: StudyReport) -> None:
         B, rho = int(batch), float(load)
         red = EX1 if scheme == "RED ex1" else None
         rows.append({"scheme": scheme, "B": B, "load": rho,
-                     **ci_columns([s["queues"]["q"]["loss_rate"] for s in g["summary"]], "loss_rate", prefix=False),
+                     **ci_columns([Summary(s).queue("q").loss_rate for s in g["summary"]], "loss_rate", prefix=False),
                      "n": len(g), "model": float(models.drop_probability(rho, K, B, red, **CONV)),
                      "model_sequential": sequential_batch_drop(rho, B, red)})
     df = pd.DataFrame(rows)
@@ -394,7 +395,7 @@ def _b2_frame(report: StudyReport, experiment: str, pareto: bool) -> pd.DataFram
         else:
             mb, ms = models.mix_drop_probability(rho, frac, K, MIX_B, red, **CONV)
         for stream, model in (("bursty", mb), ("smooth", ms)):
-            vals = [s["traffic"][stream]["loss_rate"] for s in g["summary"]]
+            vals = [Summary(s).group(stream).loss_rate for s in g["summary"]]
             rows.append({"bursts": "Pareto" if pareto else "Poisson", "scheme": scheme, "stream": stream,
                          "load": round(rho, 6), "bursty_fraction": round(frac, 6),
                          **ci_columns(vals, "loss_rate", prefix=False), "n": len(g), "model": float(model)})
@@ -506,7 +507,7 @@ def _b3(report: StudyReport) -> None:
     chains = {"TD": (td, None), "RED ex1": (ex1, ap2)}
     rows, dist_rows, pooled = [], [], {}
     for scheme, g in runs.groupby(qcol, sort=False):
-        cl = [s["queues"]["q"]["consecutive_loss"] for s in g["summary"]]
+        cl = [Summary(s).queue("q").consecutive_loss for s in g["summary"]]
         model, approx = chains.get(scheme, (None, None))
         rows.append({"scheme": scheme, **ci_columns([c["mean"] for c in cl], "consecutive_loss_mean"),
                      **ci_columns([c["var"] for c in cl], "consecutive_loss_var"), "n": len(g),
@@ -849,7 +850,7 @@ def _b5_sensitivity(report: StudyReport) -> None:
                      **ci_columns([x["goodput"] for x in m], "goodput_bps"),
                      **ci_columns([x["tcp_loss"] for x in m], "tcp_loss"),
                      **ci_columns([x["udp_loss"] for x in m], "udp_loss"),
-                     **ci_columns([x["queues"]["bottleneck"]["utilization"] for x in summaries], "utilization"),
+                     **ci_columns([Summary(x).bottleneck.utilization for x in summaries], "utilization"),
                      "n": len(m), "paper_goodput_bps": paper,
                      "near_paper": range_verdict(good, paper * (1 - B5_NEAR), paper * (1 + B5_NEAR)),
                      "paper_text": _b5_paper_text(axis, setting)})
@@ -967,7 +968,7 @@ def _b6(report: StudyReport) -> None:
                      **ci_columns([q["qdelay_mean_s"] for q in qs], "qdelay_mean_s"),
                      **ci_columns([q["qdelay_std_s"] for q in qs], "qdelay_std_s"),
                      **ci_columns([q["loss_rate"] for q in qs], "loss_rate"),
-                     **ci_columns([s["traffic"]["tcp"]["goodput_bps"] for s in g["summary"]], "goodput_bps"),
+                     **ci_columns([Summary(s).group("tcp").goodput_bps for s in g["summary"]], "goodput_bps"),
                      **_delay_columns([s["traffic"]["udp"] for s in g["summary"]], "udp_"),
                      "n": len(g)})
     df = pd.DataFrame(rows)
@@ -1021,7 +1022,7 @@ def _b8(report: StudyReport) -> None:
                      **ci_columns([q["qlen_mean_pkts"] for q in qs], "qlen_mean_pkts"),
                      **ci_columns([q["qlen_var_pkts"] for q in qs], "qlen_var_pkts"),
                      **ci_columns([q["loss_rate"] for q in qs], "loss_rate"),
-                     **ci_columns([s["traffic"]["tcp"]["goodput_bps"] for s in g["summary"]], "goodput_bps"),
+                     **ci_columns([Summary(s).group("tcp").goodput_bps for s in g["summary"]], "goodput_bps"),
                      "n": len(g)})
     df = pd.DataFrame(rows)
     report.table("b8_queue", df, f"B8: time-averaged queue, its variance, the loss rate and the TCP goodput against "
@@ -1115,7 +1116,7 @@ def _claims(report: StudyReport) -> None:
         for scheme, (m, v) in PAPER_RUNS_SIM.items():
             if scheme not in by:
                 continue
-            cl = [x["queues"]["q"]["consecutive_loss"] for x in by[scheme]]
+            cl = [Summary(x).queue("q").consecutive_loss for x in by[scheme]]
             cm, cv = mean_ci([c["mean"] for c in cl]), mean_ci([c["var"] for c in cl])
             add(f"Table II (simulation): consecutive drops under {scheme}, mean and variance", f"{m} / {v}",
                 f"{show_ci(cm)} / {show_ci(cv)}",
@@ -1124,7 +1125,7 @@ def _claims(report: StudyReport) -> None:
         for scheme, m in PAPER_QUEUE_SIM.items():
             if scheme not in by:
                 continue
-            qm = mean_ci([x["queues"]["q"]["qlen_mean_pkts"] + x["queues"]["q"]["utilization"] for x in by[scheme]])
+            qm = mean_ci([Summary(x).queue("q").qlen_mean_pkts + Summary(x).queue("q").utilization for x in by[scheme]])
             add(f"Table IV (simulation): mean queue size under {scheme}", f"{m}", show_ci(qm),
                 range_verdict(qm, m * 0.95, m * 1.05),
                 "mean number in the system (backlog + utilisation), 95% interval within 5% of the paper's")
@@ -1156,7 +1157,7 @@ def _claims(report: StudyReport) -> None:
     runs = report.runs("b8")
     if not runs.empty:
         sel = runs[runs["traffic[0].count"] == str(B5_FLOWS)]
-        std = {scheme: pd.Series([math.sqrt(x["queues"]["bottleneck"]["qlen_var_pkts"]) for x in g["summary"]],
+        std = {scheme: pd.Series([math.sqrt(Summary(x).bottleneck.qlen_var_pkts) for x in g["summary"]],
                                  index=list(g["replication"])) for scheme, g in sel.groupby("topology.qdisc")}
         if {"TD", "RED"} <= set(std):
             d = mean_ci(std["RED"] - std["TD"])

@@ -33,6 +33,7 @@ import pandas as pd
 from aqmlab.exceptions import AqmlabError, ModelError
 from aqmlab.models import jou
 from aqmlab.models.plots import lindley_map, model_curve
+from aqmlab.result import Summary
 from aqmlab.studies.framework import (Claims, Study, StudyReport, ci_columns, combine_verdicts, effect_verdict,
                                      errorbar_plot, mean_ci, range_verdict, register, show_ci, summary_table)
 
@@ -228,7 +229,7 @@ class ParallelQueue(Study):
                 row |= ci_columns([_window_loss(t, w) for t in traces], f"loss_rate_n{n}")
             row |= ci_columns([x["qdelay_mean_s"] for x in q], "qdelay_mean_s")
             row |= ci_columns([x["utilization"] for x in q], "utilization")
-            row |= ci_columns([s["traffic"]["ftp"]["goodput_bps"] / s["traffic"]["ftp"]["flows"] for s in sums], "goodput_bps")
+            row |= ci_columns([Summary(s).group("ftp").goodput_bps / Summary(s).group("ftp").flows for s in sums], "goodput_bps")
             row |= ci_columns([sum(f["delivered_bytes"] for f in fl) * 8 / on_s / len(fl) for fl in late], "goodput_bps_late")
             row |= ci_columns([s["fairness"]["jain"] for s in sums], "jain")
             row["n"] = len(sums)
@@ -316,10 +317,10 @@ class ParallelQueue(Study):
         red_tail = runs[runs["scheme"] == "RED+Tail"]
         for cls, group in C2_CLASSES.items():
             t = summary_table(red_tail, ["thresholds"], {
-                "loss_rate": lambda s, g=group: s["traffic"][g]["loss_rate"],
-                "delay_mean_s": lambda s, g=group: s["traffic"][g]["delay_mean_s"],
+                "loss_rate": lambda s, g=group: Summary(s).group(g).loss_rate,
+                "delay_mean_s": lambda s, g=group: Summary(s).group(g).delay_mean_s,
                 "qdelay_mean_s": qdelay(group),
-                "goodput_bps": lambda s, g=group: s["traffic"][g]["goodput_bps"],
+                "goodput_bps": lambda s, g=group: Summary(s).group(g).goodput_bps,
             })
             t.insert(1, "class", cls)
             rows.append(t)
@@ -338,8 +339,8 @@ class ParallelQueue(Study):
             "responses_mean_s": lambda s: s["traffic"]["web"]["responses"]["mean_s"],
             "responses_std_s": lambda s: s["traffic"]["web"]["responses"]["std_s"],
             "responses_count": lambda s: s["traffic"]["web"]["responses"]["count"],
-            "ftp_goodput_bps": lambda s: s["traffic"]["ftp"]["goodput_bps"],
-            "cbr_loss_rate": lambda s: s["traffic"]["cbr"]["loss_rate"],
+            "ftp_goodput_bps": lambda s: Summary(s).group("ftp").goodput_bps,
+            "cbr_loss_rate": lambda s: Summary(s).group("cbr").loss_rate,
         })
         report.table("c2_delivery", delivery,
                      f"C2: delivery time (request sent to last byte delivered) of the small files (small_: responses "
@@ -424,7 +425,7 @@ class ParallelQueue(Study):
 
         table = summary_table(runs, [C3_P_AXIS, C3_SIZE_AXIS], {
             "transfer_mean_s": lambda s: s["traffic"]["file"]["transfers"]["mean_s"],
-            "loss_rate": lambda s: s["queues"]["bottleneck"]["loss_rate"],
+            "loss_rate": lambda s: Summary(s).bottleneck.loss_rate,
             "transfers": lambda s: s["traffic"]["file"]["transfers"]["count"],
             "coverage": coverage,
         })
@@ -763,13 +764,13 @@ class ParallelQueue(Study):
                 "drops / arrivals with 40 flows active; 95% interval within a factor 1.5 of 0.05")
             add("C1: dynamic thresholds hold it around 0.014, inside [P_L, P_U] = [0.010, 0.020]", "0.014",
                 show_ci(dynamic), range_verdict(dynamic, 0.010, 0.020), "95% interval inside [0.010, 0.020]")
-            delay = {lb: by_rep(runs, C1_AXIS, lb, lambda x: x["queues"]["bottleneck"]["qdelay_mean_s"])
+            delay = {lb: by_rep(runs, C1_AXIS, lb, lambda x: Summary(x).bottleneck.qdelay_mean_s)
                      for lb in ("fixed", "dynamic")}
             d = mean_ci((delay["dynamic"] - delay["fixed"]).dropna())
             add("C1: dynamic thresholds pay with a higher queueing delay", "higher",
                 show_ci(d, 1e3, " ms", signed=True), effect_verdict(d, 0.0, math.inf),
                 "per-replication difference of the mean queueing delay, dynamic - fixed, above 0")
-            util = [by_rep(runs, C1_AXIS, lb, lambda x: x["queues"]["bottleneck"]["utilization"]).mean()
+            util = [by_rep(runs, C1_AXIS, lb, lambda x: Summary(x).bottleneck.utilization).mean()
                     for lb in ("fixed", "dynamic")]
             add("C1: utilisation 100% with both", "100%", f"{100 * util[0]:.2f}% and {100 * util[1]:.2f}%",
                 "reproduced" if min(util) >= 0.99 else "not reproduced", "both means at least 99%")
@@ -777,9 +778,9 @@ class ParallelQueue(Study):
         runs = report.runs("c2-red-tail", flows=True)
         if not runs.empty:
             names = {"fixed": "RED+Tail fixed", "dynamic": "RED+Tail dynamic"}
-            metrics = {"loss": lambda g: lambda x: 100 * x["traffic"][g]["loss_rate"],
-                       "delay": lambda g: lambda x: x["traffic"][g]["delay_mean_s"],
-                       "rate": lambda g: lambda x: x["traffic"][g]["goodput_bps"] / 8e3}
+            metrics = {"loss": lambda g: lambda x: 100 * Summary(x).group(g).loss_rate,
+                       "delay": lambda g: lambda x: Summary(x).group(g).delay_mean_s,
+                       "rate": lambda g: lambda x: Summary(x).group(g).goodput_bps / 8e3}
             units = {"loss": "%", "delay": " s", "rate": " KB/s"}
             vals = {(th, cls, m): by_rep(runs, QDISC_AXIS, names[th], metrics[m](group))
                     for th in names for cls, group in C2_CLASSES.items() for m in metrics}

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from aqmlab import models
+from aqmlab.result import Summary
 from aqmlab.studies.framework import (Claims, Study, StudyReport, combine_verdicts, effect_verdict, errorbar_plot,
                                      mean_ci, range_verdict, register, show_ci, summary_table)
 
@@ -166,7 +167,7 @@ class TdVsRed(Study):
             runs = runs[runs["topology.qdisc"] == scheme]
         if runs.empty:
             return None
-        return float(np.mean([s["traffic"]["cbr"]["loss_rate"] for s in runs["summary"]]))
+        return float(np.mean([Summary(s).group("cbr").loss_rate for s in runs["summary"]]))
 
     # Analysis -----------------------------------------------------------------
 
@@ -203,11 +204,11 @@ class TdVsRed(Study):
         report.text(f"Every scheme at a load point has REDopt's buffer for that load; {how}. The four schemes "
                     "see the same traffic draws (common random numbers).")
         figures = [
-            ("goodput_bps", "TCP goodput (Mb/s)", lambda s: s["traffic"][tcp_group]["goodput_bps"], 1e-6, "goodput"),
-            ("loss_rate", "UDP loss rate", lambda s: s["traffic"]["cbr"]["loss_rate"], 1.0, "udp-loss"),
-            ("qdelay_mean_s", "mean queueing delay (ms)", lambda s: s["queues"]["bottleneck"]["qdelay_mean_s"],
+            ("goodput_bps", "TCP goodput (Mb/s)", lambda s: Summary(s).group(tcp_group).goodput_bps, 1e-6, "goodput"),
+            ("loss_rate", "UDP loss rate", lambda s: Summary(s).group("cbr").loss_rate, 1.0, "udp-loss"),
+            ("qdelay_mean_s", "mean queueing delay (ms)", lambda s: Summary(s).bottleneck.qdelay_mean_s,
              1e3, "qdelay"),
-            ("qdelay_std_s", "std of the queueing delay (ms)", lambda s: s["queues"]["bottleneck"]["qdelay_std_s"],
+            ("qdelay_std_s", "std of the queueing delay (ms)", lambda s: Summary(s).bottleneck.qdelay_std_s,
              1e3, "qdelay-std"),
         ]
         tables = {}
@@ -378,10 +379,10 @@ class TdVsRed(Study):
             d = (va - vb) / vb if relative else va - vb
             return mean_ci(d.replace([np.inf, -np.inf], np.nan).dropna())
 
-        goodput = lambda tcp: lambda s: s["traffic"][tcp]["goodput_bps"]  # noqa: E731
-        udp_loss = lambda s: s["traffic"]["cbr"]["loss_rate"]  # noqa: E731
-        qdelay = lambda s: s["queues"]["bottleneck"]["qdelay_mean_s"]  # noqa: E731
-        loss_run = lambda s: s["queues"]["bottleneck"]["consecutive_loss"]["mean"]  # noqa: E731 (None: no drop)
+        goodput = lambda tcp: lambda s: Summary(s).group(tcp).goodput_bps  # noqa: E731
+        udp_loss = lambda s: Summary(s).group("cbr").loss_rate  # noqa: E731
+        qdelay = lambda s: Summary(s).bottleneck.qdelay_mean_s  # noqa: E731
+        loss_run = lambda s: Summary(s).bottleneck.consecutive_loss["mean"]  # noqa: E731 (None: no drop)
 
         loads = sorted(a1["flows"].unique())
         cis = {(sch, n): mean_ci(values(a1, "flows", n, sch, goodput("ftp"))) for sch in SCHEMES for n in loads}

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from aqmlab import models
+from aqmlab.result import Summary
 from aqmlab.studies.framework import (Study, StudyReport, ci_columns, combine_verdicts, effect_verdict, mean_ci,
                                      register, show_ci, summary_table)
 
@@ -452,10 +453,10 @@ class Ted(Study):
                      "replication (aqmlab.models.jain_index), mean and 95% CI, beside the paper's (Tables III and "
                      "IV).")
         bt = summary_table(runs, ["scheme"], {
-            "utilization": lambda s: s["queues"][BOTTLENECK]["utilization"],
-            "qdelay_mean_s": lambda s: s["queues"][BOTTLENECK]["qdelay_mean_s"],
-            "loss_rate": lambda s: s["queues"][BOTTLENECK]["loss_rate"],
-            "drops_expired": lambda s: s["queues"][BOTTLENECK]["drops_expired"],
+            "utilization": lambda s: Summary(s).queue(BOTTLENECK).utilization,
+            "qdelay_mean_s": lambda s: Summary(s).queue(BOTTLENECK).qdelay_mean_s,
+            "loss_rate": lambda s: Summary(s).queue(BOTTLENECK).loss_rate,
+            "drops_expired": lambda s: Summary(s).queue(BOTTLENECK).drops_expired,
         })
         report.table("bottleneck", bt, f"Link C (queues.{BOTTLENECK}): utilisation, mean queueing delay, loss rate "
                                        "and TED's expired packets, mean and 95% CI.")
@@ -590,7 +591,7 @@ class Ted(Study):
                                              f"dashed: their window limit; mean and 95% CI over {reps} replications.")
         lo, hi = table["normalised_goodput"].min(), table["normalised_goodput"].max()
         worst = table.loc[table["normalised_goodput"].idxmin()]
-        expired = {s: {q: float(np.mean([x["queues"][q]["drops_expired"] for x in g["summary"]])) for q in "ABD"}
+        expired = {s: {q: float(np.mean([Summary(x).queue(q).drops_expired for x in g["summary"]])) for q in "ABD"}
                    for s, g in runs.groupby("scheme", sort=False) if s.startswith("TED")}
         report.text(
             f"Under every scheme C7, C11 and C12 get between {100 * lo:.1f}% and {100 * hi:.1f}% of their "
@@ -777,8 +778,8 @@ class Ted(Study):
             # The connections off C against their window limit (E2's claim).
             row["off_C_share_min"] = g[~g["crosses_C"]].groupby("connection")["normalised_goodput"].mean().min()
             util = runs[(runs["change"] == change) & (runs["scheme"] == scheme)]["summary"]
-            row["utilization"] = float(np.mean([s["queues"][BOTTLENECK]["utilization"] for s in util]))
-            row["other_links_util_max"] = float(np.mean([max(s["queues"][q]["utilization"] for q in "ABD")
+            row["utilization"] = float(np.mean([Summary(s).queue(BOTTLENECK).utilization for s in util]))
+            row["other_links_util_max"] = float(np.mean([max(Summary(s).queue(q).utilization for q in "ABD")
                                                          for s in util]))
             row["n"] = g["replication"].nunique()
             rows.append(row)
