@@ -126,7 +126,7 @@ impl<'s> Sim<'s> {
                     "delay_mean_s": num(s.delay.mean()), "delay_std_s": num(s.delay.std()),
                     "delay_min_s": num(s.delay.min()), "delay_max_s": num(s.delay.max()),
                 });
-                if let Some(t) = self.tcp[f].as_mut() {
+                if let Some(t) = self.ends[f].tcp_mut() {
                     t.account(true);
                     let t = &*t;
                     let c = &t.conn;
@@ -137,8 +137,8 @@ impl<'s> Sim<'s> {
                     for &x in &t.transfer_times {
                         transfer_times.push(x);
                     }
-                    let completion = match (&t.repeat, c.done_at) {
-                        (None, Some(d)) => num((d - c.started_at).as_secs_f64()),
+                    let completion = match (t.repeats(), c.done_at) {
+                        (false, Some(d)) => num((d - c.started_at).as_secs_f64()),
                         _ => Value::Null,
                     };
                     let extra = json!({
@@ -155,7 +155,7 @@ impl<'s> Sim<'s> {
                         .extend(extra.as_object().expect("an object").clone());
                     // Fairness among the bulk flows that were sending in
                     // the window (not finite transfers).
-                    if t.role == Role::Flow && t.repeat.is_none() && c.payload.packets().is_none() && s.sent_pkts > 0 {
+                    if t.role == Role::Flow && !t.repeats() && c.payload.packets().is_none() && s.sent_pkts > 0 {
                         tcp_goodputs.push(s.delivered_bytes as f64 * 8.0 / w);
                     }
                 }
@@ -196,7 +196,7 @@ impl<'s> Sim<'s> {
                         sized.extend_from_slice(&h.response_times);
                         // The request connection's counters (the response
                         // connection is the flow's own, counted above).
-                        let t = self.tcp[h.req as usize].as_mut().expect("an HTTP/1.1 connection");
+                        let t = self.ends[h.req as usize].tcp_mut().expect("an HTTP/1.1 connection");
                         t.account(true);
                         for (total, x) in counts.iter_mut().zip(t.counts) {
                             *total += x;
@@ -216,16 +216,16 @@ impl<'s> Sim<'s> {
             if let SourceSpec::Web { .. } = group.source {
                 // Connections still open add their counters so far.
                 let first = f as u32 - group.count;
-                let open: Vec<u32> = (0..self.tcp.len() as u32)
+                let open: Vec<u32> = (0..self.ends.len() as u32)
                     .filter(|&c| {
-                        matches!(self.tcp[c as usize].as_ref().map(|t| t.role),
+                        matches!(self.ends[c as usize].tcp().map(|t| t.role),
                         Some(Role::WebRequest { session, .. } | Role::WebResponse { session, .. })
                             if self.web[session as usize].stat >= first && self.web[session as usize].stat < f as u32)
                     })
                     .collect();
                 let mut counts = [0u64; 4];
                 for c in open {
-                    let t = self.tcp[c as usize].as_mut().expect("an open connection");
+                    let t = self.ends[c as usize].tcp_mut().expect("an open connection");
                     t.account(true);
                     for (total, x) in counts.iter_mut().zip(t.counts) {
                         *total += x;
