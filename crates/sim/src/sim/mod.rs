@@ -16,7 +16,9 @@ use aqmlab_qdisc::{tcp_flags, AnyQdisc, Duration, Ecn, Limit, Packet, PacketKind
 use serde_json::{json, Map, Value};
 
 use crate::app::bulk::{Bulk, BulkAction};
-use crate::app::web::{Action as WebAction, Http11Action, Http11Client, WebResponse, WebSession, REQUEST_PKTS};
+use crate::app::http11::{Http11Action, Http11Client};
+use crate::app::web::{Action as WebAction, WebResponse, WebSession};
+use crate::app::REQUEST_PKTS;
 use crate::engine::{EventQueue, Fired, LinkEvent, Next, Timer};
 use crate::monitor::{jain_index, num, ratio, DelayStats, FlowStats, QueueMonitor, Totals, Window};
 use crate::net::link::{Link, Network, Wakeups};
