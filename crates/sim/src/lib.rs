@@ -10,8 +10,8 @@
 //! - [`monitor`]: what is measured at queues and flows;
 //! - [`net`]: nodes, links with their queue disciplines, and static routes;
 //! - [`transport`]: TCP (the ns-2 agents) and the open-loop UDP sources;
-//! - [`app`]: the applications that drive TCP connections (web sessions,
-//!   HTTP/1.1 clients);
+//! - [`app`]: the applications that drive TCP connections (bulk transfers
+//!   and ON/OFF, web sessions, HTTP/1.1 clients);
 //! - [`scenario`]: reading and validating a whole scenario file;
 //! - [`sim`]: one run of a scenario with a seed, and its result.
 //!

@@ -1,7 +1,6 @@
-//! Closed-loop request/response applications: HTTP/1.0 web sessions (ns-2's
-//! PagePool/WebTraf) and persistent HTTP/1.1 clients with think times.
-//! (Repeated file transfers, the `file` kind, are driven by the engine
-//! directly.)
+//! HTTP/1.0 web sessions (ns-2's PagePool/WebTraf): pages of objects, each
+//! object a request and a response. (Persistent HTTP/1.1 clients are in
+//! `http11.rs`, repeated file transfers, the `file` kind, in `bulk.rs`.)
 //!
 //! Each is a pure state machine: it decides what to launch and when, and the
 //! engine does the rest (opening TCP connections, moving packets, telling the
@@ -11,8 +10,8 @@
 //! `next_timer()` says when the machine wants `timer()` called next, in the
 //! spirit of smoltcp's `poll_at()`.
 //!
-//! Heads up! Read first: the README's traffic kinds `web`, `http11` and
-//! `file` and its distributions (under "Scenario files"), and ns-2.35's
+//! Heads up! Read first: the README's traffic kind `web` and its
+//! distributions (under "Scenario files"), and ns-2.35's
 //! `tools/ranvar.cc` (random variables) and `webcache/webtraf.cc` (WebTraf).
 //!
 //! # Web sessions
@@ -100,25 +99,12 @@
 //! called, so a late call does not shift later launches; zero gaps are
 //! handled inside one call (several launches, or a page done and the next
 //! page started, at the same `now`).
-//!
-//! # HTTP/1.1
-//!
-//! [`Http11Client`]: one persistent connection per client/server pair;
-//! repeat a 1-packet request, a response of `response_size` bytes (default
-//! Pareto type I with K = 2.3 KB = 2300 B, alpha = 1.3, mean 9966.7 B;
-//! kilo is decimal as everywhere in aqmlab), then a think time (default
-//! exponential, mean 50 s) from the response's completion. Whether cwnd
-//! restarts after the idle think time (`slow_start_restart`) is the TCP
-//! layer's business, not this machine's.
 
 use aqmlab_qdisc::rng::{self, Rng};
-use aqmlab_qdisc::{Duration, Time};
+use aqmlab_qdisc::Time;
 
+use super::{ceil_whole, gap};
 use crate::config::dist::Dist;
-
-/// Packets in the request (client -> server) that precedes each web object
-/// and each HTTP/1.1 response: ns-2's WebTraf sends one.
-pub const REQUEST_PKTS: u32 = 1;
 
 /// How a web object's request and response travel (see the module
 /// documentation): the scenario key `response` of a `web` group.
@@ -139,14 +125,6 @@ impl WebResponse {
     pub const NAMES: &'static [&'static str] = &["new-connection", "same-connection"];
 }
 
-/// A drawn count or size rounded up to a whole number, at least 1
-/// (`ceil`, as WebTraf's `ceil(rv.value())`). Saturates at `u64::MAX`; NaN
-/// gives 1.
-#[inline]
-fn ceil_whole(x: f64) -> u64 {
-    (x.ceil() as u64).max(1)
-}
-
 /// The mean of `max(1, ceil X)`; `None` where it is infinite.
 fn ceil_whole_mean(d: &Dist) -> Option<f64> {
     match *d {
@@ -161,11 +139,6 @@ fn ceil_whole_mean(d: &Dist) -> Option<f64> {
 #[inline]
 fn pick(n: u32, rng: &mut Rng) -> u32 {
     ((rng::uniform(rng) * n as f64) as u32).min(n - 1)
-}
-
-#[inline]
-fn gap(d: &Dist, rng: &mut Rng) -> Duration {
-    Duration::from_secs_f64(d.sample(rng))
 }
 
 // ---------------------------------------------------------------------------
@@ -239,8 +212,9 @@ impl WebParams {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
     /// Open a new connection from `client` to `server`, send a
-    /// [`REQUEST_PKTS`]-packet request, then a `size_pkts`-packet response
-    /// back (as the group's [`WebResponse`] says); call
+    /// [`REQUEST_PKTS`](super::REQUEST_PKTS)-packet request, then a
+    /// `size_pkts`-packet response back (as the group's [`WebResponse`]
+    /// says); call
     /// [`WebSession::object_done`] with `object` when the response is
     /// complete.
     Launch {
@@ -486,140 +460,10 @@ impl WebSession {
     }
 }
 
-// ---------------------------------------------------------------------------
-// Request, wait for the response, pause, repeat: HTTP/1.1
-
-/// Where a request/pause cycle is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Cycle {
-    Idle,
-    /// Transfer `id` is under way.
-    Busy {
-        id: u64,
-    },
-    /// The next transfer starts at `until`.
-    Waiting {
-        until: Time,
-    },
-}
-
-impl Cycle {
-    fn next_timer(self) -> Option<Time> {
-        match self {
-            Cycle::Waiting { until } => Some(until),
-            _ => None,
-        }
-    }
-}
-
-/// A persistent HTTP/1.1 client's distributions.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Http11Params {
-    /// Bytes in a response.
-    pub response_size: Dist,
-    /// Seconds from a response's completion to the next request.
-    pub think: Dist,
-}
-
-impl Default for Http11Params {
-    /// Responses Pareto type I with K = 2.3 KB (2300 B) and alpha = 1.3
-    /// (mean 9966.7 B, median 3.92 KB); think times exponential, mean 50 s.
-    fn default() -> Http11Params {
-        Http11Params {
-            response_size: Dist::Pareto {
-                shape: 1.3,
-                scale: 2300.0,
-            },
-            think: Dist::Exponential { mean: 50.0 },
-        }
-    }
-}
-
-/// What an [`Http11Client`] asks of the engine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Http11Action {
-    /// On the client's persistent connection, send a [`REQUEST_PKTS`]-packet
-    /// request, then `response_pkts` packets (`response_bytes` bytes rounded
-    /// up to whole packets of the payload size) back; call
-    /// [`Http11Client::response_done`] when the response is complete.
-    Request {
-        request: u64,
-        response_bytes: u64,
-        response_pkts: u32,
-    },
-}
-
-/// A persistent HTTP/1.1 client (see the module documentation). One
-/// stream; draws: the response size at each request, the think time at
-/// each completion.
-#[derive(Clone, Debug)]
-pub struct Http11Client {
-    params: Http11Params,
-    payload_bytes: u32,
-    rng: Rng,
-    cycle: Cycle,
-    next_request: u64,
-}
-
-impl Http11Client {
-    /// A client whose responses are cut into packets of `payload_bytes`.
-    pub fn new(params: &Http11Params, payload_bytes: u32, rng: Rng) -> Result<Http11Client, String> {
-        if payload_bytes == 0 {
-            return Err("an HTTP/1.1 client needs a positive payload size (got 0 bytes)".to_string());
-        }
-        Ok(Http11Client {
-            params: params.clone(),
-            payload_bytes,
-            rng,
-            cycle: Cycle::Idle,
-            next_request: 0,
-        })
-    }
-
-    /// Sends the first request now. Ignored unless not yet started.
-    pub fn start(&mut self, now: Time, out: &mut Vec<Http11Action>) {
-        if self.cycle == Cycle::Idle {
-            self.cycle = Cycle::Waiting { until: now };
-            self.timer(now, out);
-        }
-    }
-
-    /// The current response is complete: think, then request again.
-    pub fn response_done(&mut self, now: Time, out: &mut Vec<Http11Action>) {
-        if let Cycle::Busy { .. } = self.cycle {
-            self.cycle = Cycle::Waiting {
-                until: now + gap(&self.params.think, &mut self.rng),
-            };
-            self.timer(now, out);
-        }
-    }
-
-    /// Sends the next request if the think time is over.
-    pub fn timer(&mut self, now: Time, out: &mut Vec<Http11Action>) {
-        if let Cycle::Waiting { until } = self.cycle {
-            if until <= now {
-                let response_bytes = ceil_whole(self.params.response_size.sample(&mut self.rng));
-                let response_pkts = response_bytes.div_ceil(self.payload_bytes as u64).min(u32::MAX as u64) as u32;
-                out.push(Http11Action::Request {
-                    request: self.next_request,
-                    response_bytes,
-                    response_pkts,
-                });
-                self.cycle = Cycle::Busy { id: self.next_request };
-                self.next_request += 1;
-            }
-        }
-    }
-
-    /// When the think time ends, while thinking.
-    pub fn next_timer(&self) -> Option<Time> {
-        self.cycle.next_timer()
-    }
-}
-
 #[cfg(test)]
 mod test {
     use super::*;
+    use aqmlab_qdisc::Duration;
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
 
@@ -1105,65 +949,6 @@ mod test {
                 assert_eq!(s.stats().sessions_done, if pages == 3.0 { 166 } else { 2 });
             }
             assert_eq!(bits as f64 / end.as_secs_f64(), 240_000.0);
-        }
-    }
-
-    // HTTP/1.1
-
-    #[test]
-    fn test_http11_request_think_repeat() {
-        let p = Http11Params {
-            response_size: Dist::Constant(2300.5),
-            think: Dist::Constant(50.0),
-        };
-        let mut c = Http11Client::new(&p, PAYLOAD_BYTES, rng::stream(1, "h")).unwrap();
-        let mut out = Vec::new();
-        let request = |request| Http11Action::Request {
-            request,
-            response_bytes: 2301,
-            response_pkts: 3,
-        };
-        c.start(ms(0), &mut out);
-        assert_eq!(out, vec![request(0)]);
-        assert_eq!(c.next_timer(), None);
-        out.clear();
-        // Think time runs from the response's completion.
-        c.response_done(ms(1200), &mut out);
-        assert!(out.is_empty());
-        assert_eq!(c.next_timer(), Some(ms(51_200)));
-        c.timer(ms(51_000), &mut out);
-        assert!(out.is_empty());
-        c.timer(ms(51_200), &mut out);
-        assert_eq!(out, vec![request(1)]);
-        assert!(Http11Client::new(&p, 0, rng::stream(1, "h")).is_err());
-    }
-
-    #[test]
-    fn test_http11_default_responses_are_pareto_bytes_in_whole_packets() {
-        let p = Http11Params::default();
-        assert!((p.response_size.mean().unwrap() - 9_966.666_666).abs() < 1e-3);
-        assert_eq!(p.think.mean(), Some(50.0));
-        let mut c = Http11Client::new(&p, PAYLOAD_BYTES, rng::stream(1, "h")).unwrap();
-        let mut out = Vec::new();
-        let mut now = ms(0);
-        c.start(now, &mut out);
-        for k in 0..10_000u64 {
-            let &[Http11Action::Request {
-                request,
-                response_bytes,
-                response_pkts,
-            }] = &out[..]
-            else {
-                panic!("{out:?}")
-            };
-            assert_eq!(request, k);
-            assert!(response_bytes >= 2300);
-            assert_eq!(response_pkts as u64, response_bytes.div_ceil(1000));
-            out.clear();
-            now += Duration::from_millis(100);
-            c.response_done(now, &mut out);
-            now = c.next_timer().unwrap();
-            c.timer(now, &mut out);
         }
     }
 }

@@ -56,7 +56,7 @@ pub enum SourceSpec {
     /// connection to its server at `src[j]`, repeating a request, a
     /// response and a think time.
     Http11 {
-        params: crate::app::web::Http11Params,
+        params: crate::app::http11::Http11Params,
         payload_bytes: u32,
         tcp: TcpConfig,
     },

@@ -1,10 +1,69 @@
 //! The flows' ends: UDP sources and TCP connections (ns-2's agents) sending
-//! into the network, packets delivered to them, and the bulk, file and
-//! ON/OFF applications that feed TCP.
+//! into the network, packets delivered to them, and what the bulk
+//! applications (`crate::app::bulk`) ask of their connections carried out.
+//!
+//! A flow's end is one type, [`End`], an enum matched where packets and
+//! timers arrive: one arm per transport family, so the hot path dispatches
+//! with a `match` and nothing is boxed. There is no `Transport` trait: with
+//! one TCP there would be one implementation, and the UDP sources share
+//! nothing with TCP but being matched here. A second TCP family (its own
+//! folder beside `crate::transport::tcp`) becomes one more variant, a
+//! [`TcpFlow`] of its own connection type; the applications reach a
+//! connection only through [`Sim::bulk_act`] (start, data, pause, close,
+//! reopen) and the web and HTTP/1.1 code, so those and `deliver` are where
+//! its arms go. If the two TCPs then share most calls, a trait over their
+//! connections may read better than the arms; that is the time to decide.
 
 use super::*;
 
-/// A TCP flow's connection and the engine's timers for its two agents.
+/// What a flow's slot holds. Unboxed although `Tcp` is much the largest:
+/// most slots hold one, and a box would cost an allocation per web
+/// connection and a pointer to follow per packet.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum End {
+    /// No connection: a web group's session row, or a closed web
+    /// connection's slot (free for reuse), keeping its last connection's
+    /// timers and generation, which a new connection there continues so
+    /// that the old one's queued events are stale.
+    Free {
+        sender_timer: Timer,
+        sink_timer: Timer,
+        gen: u32,
+    },
+    /// An open-loop UDP source.
+    Udp(UdpSource),
+    /// A TCP connection (ns-2's agents) and what drives it.
+    Tcp(TcpFlow),
+}
+
+impl End {
+    pub(super) fn free() -> End {
+        End::Free {
+            sender_timer: Timer::default(),
+            sink_timer: Timer::default(),
+            gen: 0,
+        }
+    }
+
+    #[inline]
+    pub(super) fn tcp(&self) -> Option<&TcpFlow> {
+        match self {
+            End::Tcp(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    pub(super) fn tcp_mut(&mut self) -> Option<&mut TcpFlow> {
+        match self {
+            End::Tcp(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// A TCP flow's connection, the engine's timers for its two agents, and
+/// its bulk application if it has one.
 pub(super) struct TcpFlow {
     pub(super) conn: TcpConn,
     pub(super) role: Role,
@@ -12,8 +71,9 @@ pub(super) struct TcpFlow {
     pub(super) gen: u32,
     pub(super) sender_timer: Timer,
     pub(super) sink_timer: Timer,
-    pub(super) on_off: Option<OnOff>,
-    pub(super) repeat: Option<Repeat>,
+    /// The application of a group's own flow (`Role::Flow`) and its timer.
+    pub(super) app: Option<Bulk>,
+    pub(super) app_timer: Timer,
     /// To open further connections (`file`).
     pub(super) cfg: crate::transport::tcp::TcpConfig,
     pub(super) boot: Duration,
@@ -43,8 +103,8 @@ impl TcpFlow {
             gen: 0,
             sender_timer: Timer::default(),
             sink_timer: Timer::default(),
-            on_off: None,
-            repeat: None,
+            app: None,
+            app_timer: Timer::default(),
             cfg,
             boot: Duration::ZERO,
             payload: crate::config::dist::Dist::Constant(0.0),
@@ -75,12 +135,18 @@ impl TcpFlow {
         }
         self.last_seen = now;
     }
+
+    /// Whether the flow makes one transfer after another (`file`).
+    pub(super) fn repeats(&self) -> bool {
+        self.app.as_ref().is_some_and(Bulk::repeats)
+    }
 }
 
 /// What a TCP connection carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Role {
-    /// A group's own flow (`ftp`, `file`, `onoff`).
+    /// A group's own flow (`ftp`, `file`, `onoff`), driven by its [`Bulk`]
+    /// application.
     Flow,
     /// Web session `session`'s request for `object`, client to server.
     WebRequest {
@@ -103,80 +169,93 @@ pub(super) enum Role {
     },
 }
 
-/// Repeated transfers of a `file` group.
-pub(super) struct Repeat {
-    pub(super) size: crate::config::dist::Dist,
-    pub(super) gap: crate::config::dist::Dist,
-    pub(super) rng: aqmlab_qdisc::rng::Rng,
-}
-
-/// An ON/OFF application over TCP: unlimited data while ON, none while OFF.
-pub(super) struct OnOff {
-    pub(super) on: crate::config::dist::Dist,
-    pub(super) off: crate::config::dist::Dist,
-    pub(super) rng: aqmlab_qdisc::rng::Rng,
-    pub(super) is_on: bool,
-}
-
 impl<'s> Sim<'s> {
-    /// An ON/OFF application's period ends: OFF pauses the sender, ON gives
-    /// it unlimited data again; the next switch is drawn.
-    pub(super) fn on_off_switch(&mut self, f: u32) {
-        let now = self.now;
-        let mut segs = std::mem::take(&mut self.segments);
-        let t = self.tcp_mut(f);
-        let o = t.on_off.as_mut().expect("an ON/OFF flow");
-        let period = if o.is_on {
-            t.conn.sender.app_pause();
-            o.off.sample(&mut o.rng)
-        } else {
-            t.conn.sender.app_data(None, now, &mut segs);
-            o.on.sample(&mut o.rng)
-        };
-        o.is_on = !o.is_on;
-        self.segments = segs;
-        self.tcp_send(f);
-        self.events
-            .schedule(now + Duration::from_secs_f64(period), Event::TcpOnOff(f));
+    /// Flow `f`'s bulk application's timer is due.
+    pub(super) fn bulk_timer(&mut self, f: u32) {
+        let (now, mut actions) = (self.now, std::mem::take(&mut self.bulk_actions));
+        self.tcp_mut(f)
+            .app
+            .as_mut()
+            .expect("a bulk flow")
+            .timer(now, &mut actions);
+        self.bulk_actions = actions;
+        self.bulk_act(f);
     }
 
-    /// A `file` flow's next transfer: a new connection (the next
-    /// generation) with a freshly drawn size.
-    pub(super) fn open_next_transfer(&mut self, f: u32) {
+    /// Carries out what flow `f`'s bulk application asked for in
+    /// `self.bulk_actions` on its connection, then keeps the application's
+    /// timer in step.
+    pub(super) fn bulk_act(&mut self, f: u32) {
+        let (now, inside) = (self.now, self.window.contains(self.now));
+        let mut actions = std::mem::take(&mut self.bulk_actions);
+        for a in actions.drain(..) {
+            let mut segs = std::mem::take(&mut self.segments);
+            let t = self.tcp_mut(f);
+            match a {
+                BulkAction::Start => t.conn.start(now, &mut segs),
+                BulkAction::Pause => t.conn.sender.app_pause(),
+                BulkAction::Resume => t.conn.sender.app_data(None, now, &mut segs),
+                BulkAction::Send { pkts } => {
+                    // The connection opens (its SYN, with `syn`) with the
+                    // first packets, as ns-2's agent sends nothing before.
+                    if !t.conn.sender.is_started() {
+                        t.conn.started_at = now;
+                        t.conn.sender.start(now, &mut segs);
+                    }
+                    t.conn.sender.app_data(Some(pkts), now, &mut segs);
+                }
+                BulkAction::Close => {
+                    t.account(inside);
+                    // The connection is closed: its late packets are
+                    // ignored from now, and its timers with them (not
+                    // re-synced: see the timer events in `mod.rs`).
+                    t.gen += 1;
+                    t.sender_timer.reset();
+                    t.sink_timer.reset();
+                    self.segments = segs;
+                    continue;
+                }
+                BulkAction::Open { size_bytes } => {
+                    // The next connection, with the payload stream of its
+                    // generation.
+                    let data = Payload::new(
+                        t.payload.clone(),
+                        rng::stream_seed(t.payload_seed, &t.gen.to_string()),
+                        Some(size_bytes),
+                    );
+                    t.conn = TcpConn::new(&t.cfg, data, t.boot).expect("a validated TCP configuration");
+                    t.last_seen = Default::default();
+                    t.conn.start(now, &mut segs);
+                }
+            }
+            self.segments = segs;
+            self.tcp_send(f);
+        }
+        self.bulk_actions = actions;
         let t = self.tcp_mut(f);
-        let r = t.repeat.as_mut().expect("only file flows reopen");
-        let size = r.size.sample(&mut r.rng).round().max(1.0) as u64;
-        let data = Payload::new(
-            t.payload.clone(),
-            rng::stream_seed(t.payload_seed, &t.gen.to_string()),
-            Some(size),
-        );
-        t.conn = TcpConn::new(&t.cfg, data, t.boot).expect("a validated TCP configuration");
-        t.last_seen = Default::default();
+        if let Some((at, generation)) = t.app_timer.set(t.app.as_ref().and_then(Bulk::next_timer), now) {
+            self.events.schedule(at, Event::BulkTimer { flow: f, generation });
+        }
     }
 
-    /// A transfer was delivered: its time is recorded and, for a `file`
-    /// flow, the connection closes (its late packets will be ignored) and
-    /// the next one is scheduled after a gap.
+    /// A group's own flow delivered its transfer: its time is recorded and
+    /// its application told (a `file` flow closes the connection and opens
+    /// the next one after a gap).
     pub(super) fn transfer_done(&mut self, f: u32) {
         let (now, inside) = (self.now, self.window.contains(self.now));
+        let mut actions = std::mem::take(&mut self.bulk_actions);
         let t = self.tcp_mut(f);
         if inside {
             t.transfer_times.push((now - t.conn.started_at).as_secs_f64());
         }
-        let Some(r) = t.repeat.as_mut() else { return };
-        let gap = r.gap.sample(&mut r.rng);
-        t.account(inside);
-        // The connection is closed: its late packets are ignored from now.
-        t.gen += 1;
-        t.sender_timer.reset();
-        t.sink_timer.reset();
-        self.events
-            .schedule(now + Duration::from_secs_f64(gap), Event::TcpStart(f));
+        t.app.as_mut().expect("a bulk flow").transfer_done(now, &mut actions);
+        self.bulk_actions = actions;
+        self.bulk_act(f);
     }
 
+    #[inline]
     pub(super) fn tcp_mut(&mut self, f: u32) -> &mut TcpFlow {
-        self.tcp[f as usize].as_mut().expect("a TCP flow")
+        self.ends[f as usize].tcp_mut().expect("a TCP flow")
     }
 
     /// A packet of flow `f` from `from` to `to`, stamped now.
@@ -252,7 +331,7 @@ impl<'s> Sim<'s> {
     /// Keeps the event queue in step with flow `f`'s two TCP timers.
     pub(super) fn sync_tcp_timers(&mut self, f: u32) {
         let now = self.now;
-        let t = self.tcp[f as usize].as_mut().expect("a TCP flow");
+        let t = self.ends[f as usize].tcp_mut().expect("a TCP flow");
         if let Some((at, generation)) = t.sender_timer.set(t.conn.sender.timer_deadline(), now) {
             self.events.schedule(at, Event::TcpSenderTimer { flow: f, generation });
         }
@@ -261,38 +340,26 @@ impl<'s> Sim<'s> {
         }
     }
 
+    /// UDP flow `f`'s source is due: its packets go out and its next
+    /// time is queued.
     pub(super) fn source_fire(&mut self, f: u32) {
-        let source = self.sources[f as usize]
-            .as_mut()
-            .expect("only UDP flows and paced TCP applications have Source events");
-        let (n, next) = source.fire(self.now);
-        if self.tcp[f as usize].is_some() {
-            self.tcp_app_packets(f, n);
-        } else {
-            for _ in 0..n {
-                let size = self.sources[f as usize].as_mut().expect("a UDP flow").packet_size();
-                self.emit(f, size);
-            }
+        let now = self.now;
+        let (n, next) = self.udp_mut(f).fire(now);
+        for _ in 0..n {
+            let size = self.udp_mut(f).packet_size();
+            self.emit(f, size);
         }
         if let Some(t) = next {
             self.events.schedule(t, Event::Source(f));
         }
     }
 
-    /// A paced TCP application (`onoff` with `rate`) hands `n` packets of
-    /// one payload each to its sender, as ns-2's `sendmsg`: the send limit
-    /// grows by `n` and the sender sends what its window allows. The first
-    /// opens the connection (its SYN, with `syn`).
-    pub(super) fn tcp_app_packets(&mut self, f: u32, n: u64) {
-        let (now, mut segs) = (self.now, std::mem::take(&mut self.segments));
-        let conn = &mut self.tcp_mut(f).conn;
-        if !conn.sender.is_started() {
-            conn.started_at = now;
-            conn.sender.start(now, &mut segs);
+    #[inline]
+    fn udp_mut(&mut self, f: u32) -> &mut UdpSource {
+        match &mut self.ends[f as usize] {
+            End::Udp(source) => source,
+            _ => unreachable!("only UDP flows have Source events"),
         }
-        conn.sender.app_data(Some(n), now, &mut segs);
-        self.segments = segs;
-        self.tcp_send(f);
     }
 
     pub(super) fn emit(&mut self, f: u32, size_bytes: u32) {
@@ -336,7 +403,7 @@ impl<'s> Sim<'s> {
             }
             // A late packet of a connection the flow has closed.
             PacketKind::TcpData | PacketKind::TcpSyn | PacketKind::TcpAck
-                if self.tcp[f as usize].as_ref().is_none_or(|t| t.gen != pkt.conn_gen) => {}
+                if self.ends[f as usize].tcp().is_none_or(|t| t.gen != pkt.conn_gen) => {}
             PacketKind::TcpData | PacketKind::TcpSyn => {
                 let info = DataInfo {
                     seq: pkt.seq,

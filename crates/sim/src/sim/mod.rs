@@ -3,10 +3,11 @@
 //!
 //! The [`Sim`] owns time. It pops the next event and hands it to the part
 //! that owns it: a link's wake-up to the network (`crate::net::link`), a
-//! source's or a TCP agent's to the flows (`flows.rs`), a web session's or
-//! an HTTP/1.1 client's to `web.rs`, a sample to `trace.rs`. Each of them
-//! says what happened (packets to send, packets the network lost, actions an
-//! application asked for) and the loop carries it out. `setup.rs` builds a
+//! UDP source's, a TCP agent's or a bulk application's to the flows' ends
+//! (`flows.rs`), a web session's or an HTTP/1.1 client's to `web.rs`, a
+//! sample to `trace.rs`. Each of them says what happened (packets to send,
+//! packets the network lost, actions an application asked for) and the loop
+//! carries it out. `setup.rs` builds a
 //! run from its scenario; `summary.rs` gathers the monitors' and the flows'
 //! counts into the result.
 
@@ -14,7 +15,10 @@ use aqmlab_qdisc::rng;
 use aqmlab_qdisc::{tcp_flags, AnyQdisc, Duration, Ecn, Limit, Packet, PacketKind, QueueDisc, Time};
 use serde_json::{json, Map, Value};
 
-use crate::app::web::{Action as WebAction, Http11Action, Http11Client, WebResponse, WebSession, REQUEST_PKTS};
+use crate::app::bulk::{Bulk, BulkAction};
+use crate::app::http11::{Http11Action, Http11Client};
+use crate::app::web::{Action as WebAction, WebResponse, WebSession};
+use crate::app::REQUEST_PKTS;
 use crate::engine::{EventQueue, Fired, LinkEvent, Next, Timer};
 use crate::monitor::{
     jain_index, DelayStats, Fairness, FlowRow, FlowStats, GroupSummary, Http11Summary, LinkSummary, Named,
@@ -26,7 +30,7 @@ use crate::net::qdisc::describe;
 use crate::scenario::{DelaySpec, Report, Scenario, SourceSpec, TcpOnOff};
 use crate::transport::tcp::conn::{Payload, TcpConn};
 use crate::transport::tcp::{AckInfo, DataInfo, RtoConfig, Segment};
-use crate::transport::udp::UdpSource;
+use crate::transport::udp::{Schedule, UdpSource};
 
 mod flows;
 mod setup;
@@ -46,7 +50,7 @@ pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 enum Event {
     /// The end of the run.
     End,
-    /// Flow `0`'s source is due to emit.
+    /// UDP flow `0`'s source is due to emit.
     Source(u32),
     /// A queue discipline's own timer.
     QdiscTimer { link: u32, generation: u32 },
@@ -54,14 +58,13 @@ enum Event {
     Sample,
     /// The measurement window opens.
     Warmup,
-    /// Flow `0`'s TCP application starts.
-    TcpStart(u32),
+    /// A bulk TCP application's own timer (its start, an ON/OFF switch,
+    /// its next transfer, its next paced packets).
+    BulkTimer { flow: u32, generation: u32 },
     /// A TCP sender's retransmission timer.
     TcpSenderTimer { flow: u32, generation: u32 },
     /// A TCP sink's delayed-ACK timer.
     TcpSinkTimer { flow: u32, generation: u32 },
-    /// Flow `0`'s ON/OFF application switches.
-    TcpOnOff(u32),
     /// Web session `0` starts.
     WebStart(u32),
     /// A web session's own timer (next object or page).
@@ -133,15 +136,13 @@ pub struct Sim<'s> {
     events: EventQueue<Event>,
     net: Network,
     flows: Vec<FlowMeta>,
-    /// The open-loop source of each flow (`None` for TCP flows).
-    sources: Vec<Option<UdpSource>>,
-    /// The TCP connection of each flow (`None` for UDP flows).
-    tcp: Vec<Option<TcpFlow>>,
-    /// Web sessions, and the connection slots freed for reuse (with the
-    /// timers of their last connection, whose generations go on).
+    /// Each flow's end: its transport, and the application driving it.
+    ends: Vec<End>,
+    /// Bulk applications' actions, scratch.
+    bulk_actions: Vec<BulkAction>,
+    /// Web sessions, and the connection slots freed for reuse.
     web: Vec<WebSlot>,
     free_slots: Vec<u32>,
-    slot_timers: Vec<(Timer, Timer, u32)>,
     /// Buffers of closed web connections, for new ones to reuse.
     spare: Vec<crate::transport::tcp::conn::Spare>,
     web_actions: Vec<WebAction>,
@@ -195,9 +196,9 @@ impl<'s> Sim<'s> {
             // A timer event fires only if its timer is due now; one moved
             // later goes back in the queue. A stale one (its timer re-armed
             // earlier or cancelled since) is ignored outright, with no
-            // re-sync of the owner's timers: `transfer_done` cancels the
-            // timers of a `file` flow's closed connection while its agents
-            // still want them (its last ACKs are ignored), and a re-sync
+            // re-sync of the owner's timers: a `file` flow's `Close`
+            // (`flows.rs`) cancels the timers of its closed connection
+            // while its agents still want them (its last ACKs are ignored), and a re-sync
             // would arm them again: the closed connection would time out
             // and send packets stamped with the next connection's
             // generation, whose ACKs would reach that connection (an RTT
@@ -226,31 +227,14 @@ impl<'s> Sim<'s> {
                 Event::QdiscTimer { link, .. } => self.net.qdisc_timer(link, self.now, &mut self.events),
                 Event::Sample => self.sample(),
                 Event::Warmup => {
-                    for t in self.tcp.iter_mut().flatten() {
+                    for t in self.ends.iter_mut().filter_map(End::tcp_mut) {
                         t.account(false);
                     }
                 }
-                Event::TcpStart(f) => {
-                    if self.tcp_mut(f).conn.done_at.is_some() {
-                        self.open_next_transfer(f);
-                    }
-                    let (now, mut segs) = (self.now, std::mem::take(&mut self.segments));
-                    self.tcp_mut(f).conn.start(now, &mut segs);
-                    self.segments = segs;
-                    self.tcp_send(f);
-                    // An ON/OFF application starts ON, with the data the start gave.
-                    let t = self.tcp_mut(f);
-                    if let Some(o) = t.on_off.as_mut() {
-                        o.is_on = true;
-                        let on = o.on.sample(&mut o.rng);
-                        self.events
-                            .schedule(now + Duration::from_secs_f64(on), Event::TcpOnOff(f));
-                    }
-                }
-                Event::TcpOnOff(f) => self.on_off_switch(f),
+                Event::BulkTimer { flow, .. } => self.bulk_timer(flow),
                 // A closed web connection's timers are dead.
                 Event::TcpSenderTimer { flow, .. } | Event::TcpSinkTimer { flow, .. }
-                    if self.tcp[flow as usize].is_none() => {}
+                    if self.ends[flow as usize].tcp().is_none() => {}
                 Event::TcpSenderTimer { flow, .. } => {
                     let (now, mut segs) = (self.now, std::mem::take(&mut self.segments));
                     self.tcp_mut(flow).conn.sender.on_timer(now, &mut segs);
@@ -308,12 +292,15 @@ impl<'s> Sim<'s> {
     fn timer_of(&mut self, ev: Event) -> Option<(&mut Timer, u32)> {
         match ev {
             Event::QdiscTimer { link, generation } => Some((&mut self.net.links[link as usize].timer, generation)),
-            Event::TcpSenderTimer { flow, generation } => self.tcp[flow as usize]
-                .as_mut()
+            Event::TcpSenderTimer { flow, generation } => self.ends[flow as usize]
+                .tcp_mut()
                 .map(|t| (&mut t.sender_timer, generation)),
-            Event::TcpSinkTimer { flow, generation } => self.tcp[flow as usize]
-                .as_mut()
+            Event::TcpSinkTimer { flow, generation } => self.ends[flow as usize]
+                .tcp_mut()
                 .map(|t| (&mut t.sink_timer, generation)),
+            Event::BulkTimer { flow, generation } => self.ends[flow as usize]
+                .tcp_mut()
+                .map(|t| (&mut t.app_timer, generation)),
             Event::HttpTimer { client, generation } => Some((&mut self.http[client as usize].timer, generation)),
             Event::WebTimer { session, generation } => Some((&mut self.web[session as usize].timer, generation)),
             _ => None,

@@ -51,6 +51,17 @@ pub(super) fn ted_rto(sc: &Scenario, links: &[Link], g: usize, src: u32, dst: u3
     total
 }
 
+/// The open-loop source of flow `name` (`traffic[g].flow[j]`) sending on
+/// `schedule` until `stop`, with its two streams.
+fn udp_source(seed: u64, name: &str, schedule: &Schedule, stop: Time) -> UdpSource {
+    UdpSource::new(
+        schedule,
+        stop,
+        rng::stream(seed, &format!("{name}.gap")),
+        rng::stream(seed, &format!("{name}.size")),
+    )
+}
+
 impl<'s> Sim<'s> {
     pub fn new(sc: &'s Scenario, seed: u64) -> Sim<'s> {
         let window = Window {
@@ -93,11 +104,10 @@ impl<'s> Sim<'s> {
             events: EventQueue::new(sc.net.links.len()),
             net: Network::new(links, sc.net.next_hop.clone(), sc.net.nodes.len()),
             flows: Vec::new(),
-            sources: Vec::new(),
-            tcp: Vec::new(),
+            ends: Vec::new(),
+            bulk_actions: Vec::new(),
             web: Vec::new(),
             free_slots: Vec::new(),
-            slot_timers: Vec::new(),
             spare: Vec::new(),
             web_actions: Vec::new(),
             http: Vec::new(),
@@ -137,7 +147,8 @@ impl<'s> Sim<'s> {
                 sim.stats.push(FlowStats::default());
                 let name = format!("traffic[{}].flow[{j}]", group.name);
                 let start = group.start.sample(&mut rng::stream(seed, &format!("{name}.start")));
-                sim.tcp.push(match &group.source {
+                let start = Time::ZERO + Duration::from_secs_f64(start);
+                let end = match &group.source {
                     SourceSpec::Ftp {
                         size_bytes,
                         payload,
@@ -156,50 +167,42 @@ impl<'s> Sim<'s> {
                             ),
                             _ => Duration::ZERO,
                         };
-                        let payload_seed = rng::stream_seed(seed, &format!("{name}.payload"));
-                        let mut repeat = repeat.as_ref().map(|(size, gap)| Repeat {
-                            size: size.clone(),
-                            gap: gap.clone(),
-                            rng: rng::stream(seed, &format!("{name}.repeat")),
-                        });
-                        // A `file` flow's first transfer has a drawn size too.
-                        let size_bytes = match repeat.as_mut() {
-                            Some(r) => Some(r.size.sample(&mut r.rng).round().max(1.0) as u64),
-                            None => *size_bytes,
+                        let app = match (on_off, repeat) {
+                            // A rate-limited ON/OFF application hands packets
+                            // to TCP on the schedule of a UDP ON/OFF source.
+                            (Some(TcpOnOff { rate_bps: Some(_), .. }), _) => {
+                                let schedule = group.source.schedule().expect("a paced application's schedule");
+                                Bulk::paced(udp_source(seed, &name, &schedule, stop), start)
+                            }
+                            (Some(o), _) => Bulk::on_off(
+                                o.on.clone(),
+                                o.off.clone(),
+                                rng::stream(seed, &format!("{name}.onoff")),
+                                start,
+                            ),
+                            (None, Some((size, gap))) => Bulk::file(
+                                size.clone(),
+                                gap.clone(),
+                                rng::stream(seed, &format!("{name}.repeat")),
+                                start,
+                            ),
+                            (None, None) => Bulk::ftp(*size_bytes, start),
                         };
-                        let data = Payload::new(payload.clone(), rng::stream_seed(payload_seed, "0"), size_bytes);
+                        // The first connection, with the first transfer's data.
+                        let payload_seed = rng::stream_seed(seed, &format!("{name}.payload"));
+                        let data = Payload::new(payload.clone(), rng::stream_seed(payload_seed, "0"), app.size_bytes());
                         let conn = TcpConn::new(&cfg, data, boot).expect("a validated TCP configuration");
-                        // A rate-limited ON/OFF application is a source (below)
-                        // that opens the connection with its first packet.
-                        let paced = matches!(on_off, Some(TcpOnOff { rate_bps: Some(_), .. }));
-                        if !paced {
-                            sim.events
-                                .schedule(Time::ZERO + Duration::from_secs_f64(start), Event::TcpStart(f));
+                        let mut app_timer = Timer::default();
+                        if let Some((at, generation)) = app_timer.set(app.next_timer(), Time::ZERO) {
+                            sim.events.schedule(at, Event::BulkTimer { flow: f, generation });
                         }
-                        let on_off = on_off.as_ref().filter(|_| !paced).map(|o| OnOff {
-                            on: o.on.clone(),
-                            off: o.off.clone(),
-                            rng: rng::stream(seed, &format!("{name}.onoff")),
-                            is_on: false,
-                        });
-                        Some(TcpFlow {
-                            conn,
-                            role: Role::Flow,
-                            gen: 0,
-                            sender_timer: Timer::default(),
-                            sink_timer: Timer::default(),
-                            on_off,
-                            repeat,
-                            cfg,
-                            boot,
+                        End::Tcp(TcpFlow {
+                            app: Some(app),
+                            app_timer,
                             payload: payload.clone(),
                             payload_seed,
-                            counts: [0; 4],
-                            last_seen: Default::default(),
-                            srtt: DelayStats::default(),
-                            rto: DelayStats::default(),
-                            transfer_times: Vec::new(),
-                            transfer_bytes: 0,
+                            boot,
+                            ..TcpFlow::persistent(conn, Role::Flow, cfg)
                         })
                     }
                     SourceSpec::Http11 {
@@ -223,7 +226,7 @@ impl<'s> Sim<'s> {
                             response_times: Vec::new(),
                         });
                         http_setup.push((sim.http.len() as u32 - 1, f, *tcp, *payload_bytes, start));
-                        None
+                        End::free()
                     }
                     SourceSpec::Web {
                         params,
@@ -259,29 +262,19 @@ impl<'s> Sim<'s> {
                             counts: [0; 4],
                             object_sizes: Vec::new(),
                         });
-                        sim.events.schedule(
-                            Time::ZERO + Duration::from_secs_f64(start),
-                            Event::WebStart(sim.web.len() as u32 - 1),
-                        );
-                        None
+                        sim.events.schedule(start, Event::WebStart(sim.web.len() as u32 - 1));
+                        End::free()
                     }
-                    _ => None,
-                });
-                let mut source = group.source.schedule().map(|schedule| {
-                    UdpSource::new(
-                        &schedule,
-                        stop,
-                        rng::stream(seed, &format!("{name}.gap")),
-                        rng::stream(seed, &format!("{name}.size")),
-                    )
-                });
-                if let Some(t) = source
-                    .as_mut()
-                    .and_then(|s| s.first(Time::ZERO + Duration::from_secs_f64(start)))
-                {
-                    sim.events.schedule(t, Event::Source(f));
-                }
-                sim.sources.push(source);
+                    udp => {
+                        let schedule = udp.schedule().expect("a UDP group's schedule");
+                        let mut source = udp_source(seed, &name, &schedule, stop);
+                        if let Some(t) = source.first(start) {
+                            sim.events.schedule(t, Event::Source(f));
+                        }
+                        End::Udp(source)
+                    }
+                };
+                sim.ends.push(end);
             }
         }
         if sim.tracer.is_some() {
@@ -290,7 +283,6 @@ impl<'s> Sim<'s> {
         if window.start > Time::ZERO {
             sim.events.schedule(window.start, Event::Warmup);
         }
-        sim.slot_timers = vec![(Timer::default(), Timer::default(), 0); sim.flows.len()];
         // Each HTTP/1.1 client's two persistent connections: responses in
         // the client's own flow slot (server to client), requests in a new
         // one the other way. Neither has data until a request is made.
@@ -301,23 +293,20 @@ impl<'s> Sim<'s> {
                 let data = Payload::new(crate::config::dist::Dist::Constant(payload_bytes as f64), 0, None);
                 TcpConn::new(&cfg, data, Duration::ZERO).expect("a validated TCP configuration")
             };
-            sim.tcp[f as usize] = Some(TcpFlow::persistent(conn(false), Role::HttpResponse { client: c }, cfg));
+            sim.ends[f as usize] = End::Tcp(TcpFlow::persistent(conn(false), Role::HttpResponse { client: c }, cfg));
             sim.flows.push(FlowMeta {
                 src: m.dst,
                 dst: m.src,
                 ..m
             });
-            sim.tcp.push(Some(TcpFlow::persistent(
+            sim.ends.push(End::Tcp(TcpFlow::persistent(
                 conn(true),
                 Role::HttpRequest { client: c },
                 cfg,
             )));
-            sim.sources.push(None);
-            sim.slot_timers.push((Timer::default(), Timer::default(), 0));
             sim.http[c as usize].req = sim.flows.len() as u32 - 1;
             sim.http[c as usize].resp = f;
-            sim.events
-                .schedule(Time::ZERO + Duration::from_secs_f64(start), Event::HttpStart(c));
+            sim.events.schedule(start, Event::HttpStart(c));
         }
         sim
     }

@@ -9,8 +9,8 @@ impl TcpFlow {
     /// (`account` first); `s` is the flow's own counts.
     fn summary(&self, s: &FlowStats) -> TcpFlowSummary {
         let c = &self.conn;
-        let completion_s = match (&self.repeat, c.done_at) {
-            (None, Some(d)) => Some((d - c.started_at).as_secs_f64()),
+        let completion_s = match (self.repeats(), c.done_at) {
+            (false, Some(d)) => Some((d - c.started_at).as_secs_f64()),
             _ => None,
         };
         TcpFlowSummary {
@@ -110,7 +110,7 @@ impl<'s> Sim<'s> {
                 measured: s.measures(w),
                 tcp: None,
             };
-            if let Some(t) = self.tcp[f].as_mut() {
+            if let Some(t) = self.ends[f].tcp_mut() {
                 t.account(true);
                 let t = &*t;
                 tcp_counts.add(TcpCounts::from(t.counts));
@@ -118,7 +118,7 @@ impl<'s> Sim<'s> {
                 row.tcp = Some(t.summary(s));
                 // Fairness among the bulk flows that were sending in
                 // the window (not finite transfers).
-                if t.role == Role::Flow && t.repeat.is_none() && t.conn.payload.packets().is_none() && s.sent_pkts > 0 {
+                if t.role == Role::Flow && !t.repeats() && t.conn.payload.packets().is_none() && s.sent_pkts > 0 {
                     tcp_goodputs.push(s.delivered_bytes as f64 * 8.0 / w);
                 }
             }
@@ -139,7 +139,7 @@ impl<'s> Sim<'s> {
                         sized.extend_from_slice(&h.response_times);
                         // The request connection's counters (the response
                         // connection is the flow's own, counted above).
-                        let t = self.tcp[h.req as usize].as_mut().expect("an HTTP/1.1 connection");
+                        let t = self.ends[h.req as usize].tcp_mut().expect("an HTTP/1.1 connection");
                         t.account(true);
                         tcp_counts.add(TcpCounts::from(t.counts));
                     }
@@ -154,16 +154,16 @@ impl<'s> Sim<'s> {
                 // The web sessions' counters replace the flows': those of
                 // their closed connections, and of the connections still
                 // open so far.
-                let open: Vec<u32> = (0..self.tcp.len() as u32)
+                let open: Vec<u32> = (0..self.ends.len() as u32)
                     .filter(|&c| {
-                        matches!(self.tcp[c as usize].as_ref().map(|t| t.role),
+                        matches!(self.ends[c as usize].tcp().map(|t| t.role),
                         Some(Role::WebRequest { session, .. } | Role::WebResponse { session, .. })
                             if self.web[session as usize].stat >= first && self.web[session as usize].stat < end)
                     })
                     .collect();
                 tcp_counts = TcpCounts::default();
                 for c in open {
-                    let t = self.tcp[c as usize].as_mut().expect("an open connection");
+                    let t = self.ends[c as usize].tcp_mut().expect("an open connection");
                     t.account(true);
                     tcp_counts.add(TcpCounts::from(t.counts));
                 }

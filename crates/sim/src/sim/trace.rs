@@ -39,8 +39,8 @@ impl<'s> Sim<'s> {
             link.qdisc.traced(&mut |k, v| push(k, v));
         }
         for (f, name) in &tr.flows {
-            let sender = &self.tcp[*f as usize]
-                .as_ref()
+            let sender = &self.ends[*f as usize]
+                .tcp()
                 .expect("traced flows are TCP flows")
                 .conn
                 .sender;

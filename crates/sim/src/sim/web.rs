@@ -187,16 +187,21 @@ impl<'s> Sim<'s> {
             }
             None => {
                 self.flows.push(meta);
-                self.tcp.push(None);
-                self.sources.push(None);
-                self.slot_timers.push((Timer::default(), Timer::default(), 0));
+                self.ends.push(End::free());
                 (self.flows.len() - 1) as u32
             }
         };
-        let (sender_timer, sink_timer, gen) = self.slot_timers[f as usize];
+        let End::Free {
+            sender_timer,
+            sink_timer,
+            gen,
+        } = self.ends[f as usize]
+        else {
+            unreachable!("a free slot")
+        };
         let mut flow = TcpFlow::persistent(conn, role, cfg);
         (flow.gen, flow.sender_timer, flow.sink_timer) = (gen + 1, sender_timer, sink_timer);
-        self.tcp[f as usize] = Some(flow);
+        self.ends[f as usize] = End::Tcp(flow);
         let group = self.flows[stat as usize].group as usize;
         self.active_changed(group, 1);
         let (now, mut segs) = (self.now, std::mem::take(&mut self.segments));
@@ -211,16 +216,20 @@ impl<'s> Sim<'s> {
         let inside = self.window.contains(self.now);
         // Worked on in place (the flow is large) and then dropped, its
         // buffers kept for the next connection.
-        let t = self.tcp[f as usize].as_mut().expect("an open web connection");
+        let t = self.ends[f as usize].tcp_mut().expect("an open web connection");
         t.account(inside);
         t.sender_timer.reset();
         t.sink_timer.reset();
         for (total, c) in self.web[w as usize].counts.iter_mut().zip(t.counts) {
             *total += c;
         }
-        self.slot_timers[f as usize] = (t.sender_timer, t.sink_timer, t.gen);
+        let free = End::Free {
+            sender_timer: t.sender_timer,
+            sink_timer: t.sink_timer,
+            gen: t.gen,
+        };
         self.spare.push(t.conn.take_spare());
-        self.tcp[f as usize] = None;
+        self.ends[f as usize] = free;
         self.free_slots.push(f);
         let group = self.flows[self.web[w as usize].stat as usize].group as usize;
         self.active_changed(group, -1);

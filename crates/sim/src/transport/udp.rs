@@ -1,12 +1,13 @@
-//! Open-loop UDP sources: CBR, Poisson, batch arrivals and ON/OFF; and the
-//! rate-limited ON/OFF application of an `onoff` group over TCP, whose
-//! schedule is the UDP ON/OFF source's.
+//! Open-loop UDP sources: CBR, Poisson, batch arrivals and ON/OFF. The
+//! ON/OFF schedule is also that of the rate-limited ON/OFF application of
+//! an `onoff` group over TCP (`crate::app::bulk`).
 //!
 //! A source decides when its next packet (or batch) goes out and how large
-//! each packet is; the engine does the rest (for a TCP application: hands
-//! the packet to the TCP sender, which sends it when its window allows). Each flow draws from three
-//! streams named after it (`traffic[g].flow[j].start`, `.gap`, `.size`), so
-//! changing one group's sizes does not move another's arrival times.
+//! each packet is; the engine does the rest (for the TCP application, the
+//! sender gets the packet and sends it when its window allows). Each flow
+//! draws from three streams named after it (`traffic[g].flow[j].start`,
+//! `.gap`, `.size`), so changing one group's sizes does not move another's
+//! arrival times.
 
 use aqmlab_qdisc::rng::Rng;
 use aqmlab_qdisc::{Duration, Time};

@@ -130,7 +130,7 @@ fn read_web(cx: &mut Cx, t: &mut Table) -> Option<SourceSpec> {
 }
 
 fn read_http11(cx: &mut Cx, t: &mut Table) -> Option<SourceSpec> {
-    let mut p = crate::app::web::Http11Params::default();
+    let mut p = crate::app::http11::Http11Params::default();
     if let Some(d) = t
         .raw("response_size")
         .and_then(|v| Dist::parse(cx, v, &t.key_path("response_size"), Quantity::Bytes))
