@@ -41,6 +41,7 @@ use aqmlab_sim::config::ConfigError;
 use aqmlab_sim::net::qdisc::{self, QdiscSpec};
 use aqmlab_sim::scenario::{DelaySpec, GroupSpec, Report, Scenario, SourceSpec, NO_ROUTE};
 use aqmlab_sim::transport::tcp::config::{EcnAtCwnd1, RtoConfig, TcpConfig, Variant};
+use aqmlab_sim::transport::udp::Schedule;
 
 /// The summary procedures every exported script carries.
 const RUNTIME: &str = include_str!("runtime.tcl");
@@ -604,16 +605,16 @@ impl Writer {
                     },
                 }
             }
-            SourceSpec::Cbr {
+            SourceSpec::Udp(Schedule::Cbr {
                 rate_bps,
                 size_bytes,
                 jitter,
-            } => Proto::Udp(format!(
+            }) => Proto::Udp(format!(
                 "set app [new Application/Traffic/CBR]; $app set rate_ {}; $app set packetSize_ {size_bytes}; $app set random_ {}",
                 num(*rate_bps),
                 *jitter as u8
             ), *size_bytes),
-            SourceSpec::Poisson { rate_bps, size } => {
+            SourceSpec::Udp(Schedule::Poisson { rate_bps, size }) => {
                 let Some(s) = self.constant_payload(size, &format!("{path}.size")) else {
                     return;
                 };
@@ -627,16 +628,16 @@ impl Writer {
                     num(gap)
                 ), s)
             }
-            SourceSpec::OnOff {
+            SourceSpec::Udp(Schedule::OnOff {
                 rate_bps,
                 size_bytes,
                 on,
                 off,
-            } => match self.onoff_app(*rate_bps, *size_bytes, on, off, path) {
+            }) => match self.onoff_app(*rate_bps, *size_bytes, on, off, path) {
                 Some(app) => Proto::Udp(app, *size_bytes),
                 None => return,
             },
-            SourceSpec::Batch { gap, batch, size } => {
+            SourceSpec::Udp(Schedule::Batch { gap, batch, size }) => {
                 let Some(s) = self.constant_payload(size, &format!("{path}.size")) else {
                     return;
                 };

@@ -1,5 +1,6 @@
 use super::*;
 use serde_json::json;
+use crate::transport::udp::Schedule;
 
 // Helpers
 
@@ -372,10 +373,10 @@ fn test_batch_rate_uses_rounded_means() {
     v["traffic"][0] = json!({ "name": "b", "kind": "batch-poisson", "size": "1000B", "rate": "1Mbps",
                               "batch": { "dist": "exponential", "mean": 3 } });
     let sc = Scenario::from_value(&v).unwrap();
-    let SourceSpec::Batch {
+    let SourceSpec::Udp(Schedule::Batch {
         gap: Dist::Exponential { mean },
         ..
-    } = &sc.groups[0].source
+    }) = &sc.groups[0].source
     else {
         panic!()
     };

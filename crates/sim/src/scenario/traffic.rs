@@ -9,24 +9,9 @@ use crate::transport::udp::Schedule;
 
 #[derive(Clone, Debug)]
 pub enum SourceSpec {
-    /// Constant bit rate; `jitter` adds a uniform +-50% of the interval to
-    /// each gap, as ns-2's `random_`.
-    Cbr {
-        rate_bps: f64,
-        size_bytes: u32,
-        jitter: bool,
-    },
-    /// Poisson packet arrivals at a mean bit rate.
-    Poisson { rate_bps: f64, size: Dist },
-    /// Batches of `batch` packets separated by `gap`.
-    Batch { gap: Dist, batch: Dist, size: Dist },
-    /// ns-2's Pareto/Exponential ON/OFF source: bursts sent at `rate_bps`.
-    OnOff {
-        rate_bps: f64,
-        size_bytes: u32,
-        on: Dist,
-        off: Dist,
-    },
+    /// An open-loop UDP source (`cbr`, `poisson`, `batch-poisson`, `onoff`)
+    /// and when it sends.
+    Udp(Schedule),
     /// Bulk TCP: unlimited data, or `size_bytes` then done. Each data packet
     /// carries a payload drawn from `payload` (bytes) plus the TCP header.
     Ftp {
@@ -144,10 +129,7 @@ pub(super) const ENDPOINTS: Ty = Ty::AnyOf(&[Ty::Text, Ty::NonEmptyList(&Ty::Tex
 impl SourceSpec {
     pub fn kind(&self) -> &'static str {
         match self {
-            SourceSpec::Cbr { .. } => "cbr",
-            SourceSpec::Poisson { .. } => "poisson",
-            SourceSpec::Batch { .. } => "batch-poisson",
-            SourceSpec::OnOff { .. } => "onoff",
+            SourceSpec::Udp(s) => s.kind(),
             SourceSpec::Ftp { on_off: Some(_), .. } => "onoff",
             SourceSpec::Ftp { repeat: Some(_), .. } => "file",
             SourceSpec::Ftp { .. } => "ftp",
@@ -182,35 +164,7 @@ impl SourceSpec {
                 }
             }
             SourceSpec::Ftp { .. } | SourceSpec::Web { .. } | SourceSpec::Http11 { .. } => return None,
-            SourceSpec::Cbr {
-                rate_bps,
-                size_bytes,
-                jitter,
-            } => Schedule::Cbr {
-                rate_bps: *rate_bps,
-                size_bytes: *size_bytes,
-                jitter: *jitter,
-            },
-            SourceSpec::Poisson { rate_bps, size } => Schedule::Poisson {
-                rate_bps: *rate_bps,
-                size: size.clone(),
-            },
-            SourceSpec::Batch { gap, batch, size } => Schedule::Batch {
-                gap: gap.clone(),
-                batch: batch.clone(),
-                size: size.clone(),
-            },
-            SourceSpec::OnOff {
-                rate_bps,
-                size_bytes,
-                on,
-                off,
-            } => Schedule::OnOff {
-                rate_bps: *rate_bps,
-                size_bytes: *size_bytes,
-                on: on.clone(),
-                off: off.clone(),
-            },
+            SourceSpec::Udp(s) => s.clone(),
         })
     }
 

@@ -87,6 +87,18 @@ pub enum Schedule {
     },
 }
 
+impl Schedule {
+    /// The traffic kind that declares this schedule in a scenario file.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Schedule::Cbr { .. } => "cbr",
+            Schedule::Poisson { .. } => "poisson",
+            Schedule::Batch { .. } => "batch-poisson",
+            Schedule::OnOff { .. } => "onoff",
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct UdpSource {
     gen: Gen,

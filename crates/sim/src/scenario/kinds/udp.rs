@@ -2,6 +2,7 @@
 //! `onoff`.
 
 use super::*;
+use crate::transport::udp::Schedule;
 
 pub(super) const CBR: TrafficKind = TrafficKind {
     variant: Variant {
@@ -109,7 +110,7 @@ fn read_cbr(cx: &mut Cx, t: &mut Table) -> Option<SourceSpec> {
     fast_enough(
         cx,
         t,
-        SourceSpec::Cbr {
+        Schedule::Cbr {
             rate_bps: rate?,
             size_bytes: size?,
             jitter,
@@ -123,7 +124,7 @@ fn read_poisson(cx: &mut Cx, t: &mut Table) -> Option<SourceSpec> {
     fast_enough(
         cx,
         t,
-        SourceSpec::Poisson {
+        Schedule::Poisson {
             rate_bps: rate?,
             size: size?,
         },
@@ -179,7 +180,7 @@ fn read_batch(cx: &mut Cx, t: &mut Table) -> Option<SourceSpec> {
         }
         _ => return None,
     };
-    fast_enough(cx, t, SourceSpec::Batch { gap, batch, size })
+    fast_enough(cx, t, Schedule::Batch { gap, batch, size })
 }
 
 fn read_onoff_udp(cx: &mut Cx, t: &mut Table) -> Option<SourceSpec> {
@@ -197,7 +198,7 @@ fn read_onoff_udp(cx: &mut Cx, t: &mut Table) -> Option<SourceSpec> {
     fast_enough(
         cx,
         t,
-        SourceSpec::OnOff {
+        Schedule::OnOff {
             rate_bps: rate?,
             size_bytes: size?,
             on: on?,
@@ -240,19 +241,16 @@ fn size_dist(t: &mut Table, cx: &mut Cx) -> Option<Dist> {
 /// `source` if it can be simulated: the clock ticks in nanoseconds, so a
 /// source whose packets (or batches) would come less than 1 ns apart on
 /// average cannot be.
-fn fast_enough(cx: &mut Cx, t: &mut Table, source: SourceSpec) -> Option<SourceSpec> {
-    let (gap_s, key) = match &source {
-        SourceSpec::Ftp { .. } | SourceSpec::Web { .. } | SourceSpec::Http11 { .. } => {
-            unreachable!("only the UDP kinds are checked")
-        }
-        SourceSpec::Cbr {
+fn fast_enough(cx: &mut Cx, t: &mut Table, schedule: Schedule) -> Option<SourceSpec> {
+    let (gap_s, key) = match &schedule {
+        Schedule::Cbr {
             rate_bps, size_bytes, ..
         }
-        | SourceSpec::OnOff {
+        | Schedule::OnOff {
             rate_bps, size_bytes, ..
         } => (*size_bytes as f64 * 8.0 / rate_bps, "rate"),
-        SourceSpec::Poisson { rate_bps, size } => (size.rounded_mean()? * 8.0 / rate_bps, "rate"),
-        SourceSpec::Batch { gap, .. } => (
+        Schedule::Poisson { rate_bps, size } => (size.rounded_mean()? * 8.0 / rate_bps, "rate"),
+        Schedule::Batch { gap, .. } => (
             gap.mean().unwrap_or(f64::INFINITY),
             if t.has("gap") { "gap" } else { "rate" },
         ),
@@ -261,5 +259,5 @@ fn fast_enough(cx: &mut Cx, t: &mut Table, source: SourceSpec) -> Option<SourceS
         cx.err(&t.key_path(key), format!("sends {:.3e} packets or batches per second; at most 1e9 per second can be simulated (the clock ticks in nanoseconds)", 1.0 / gap_s));
         return None;
     }
-    Some(source)
+    Some(SourceSpec::Udp(schedule))
 }
