@@ -1,5 +1,6 @@
 //! The network: nodes, links with their queue disciplines, and static routes.
 
+pub mod build;
 pub mod link;
 pub mod qdisc;
 pub mod topology;

@@ -12,7 +12,7 @@
 //! counts into the result.
 
 use aqmlab_qdisc::rng;
-use aqmlab_qdisc::{tcp_flags, AnyQdisc, Duration, Ecn, Limit, Packet, PacketKind, QueueDisc, Time};
+use aqmlab_qdisc::{tcp_flags, Duration, Ecn, Packet, PacketKind, QueueDisc, Time};
 use serde_json::{json, Map, Value};
 
 use crate::app::bulk::{Bulk, BulkAction};
@@ -21,13 +21,12 @@ use crate::app::web::{Action as WebAction, WebResponse, WebSession};
 use crate::app::REQUEST_PKTS;
 use crate::engine::{EventQueue, Fired, LinkEvent, Next, Timer};
 use crate::monitor::{
-    jain_index, DelayStats, Fairness, FlowRow, FlowStats, GroupSummary, Http11Summary, LinkSummary, Named,
-    QueueMonitor, QueueSummary, RunSummary, SizeRow, TcpCounts, TcpFlowSummary, TcpGroupSummary, TimesSummary, Totals,
+    jain_index, DelayStats, Fairness, FlowRow, FlowStats, GroupSummary, Http11Summary, Named,
+    RunSummary, SizeRow, TcpCounts, TcpFlowSummary, TcpGroupSummary, TimesSummary, Totals,
     WebSummary, Window,
 };
 use crate::net::link::{Link, Network, Wakeups};
-use crate::net::qdisc::describe;
-use crate::scenario::{DelaySpec, Report, Scenario, SourceSpec, TcpOnOff};
+use crate::scenario::{Scenario, SourceSpec, TcpOnOff};
 use crate::transport::tcp::conn::{Payload, TcpConn};
 use crate::transport::tcp::{AckInfo, DataInfo, RtoConfig, Segment};
 use crate::transport::udp::{Schedule, UdpSource};

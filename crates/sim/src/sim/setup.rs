@@ -68,41 +68,13 @@ impl<'s> Sim<'s> {
             start: Time(sc.warmup.0),
             end: Time(sc.duration.0),
         };
-        let n_classes = sc.classes.len();
-        let links = sc
-            .net
-            .links
-            .iter()
-            .map(|l| {
-                let qdisc = l.qdisc.build(
-                    l.info(),
-                    rng::stream_seed(seed, &format!("queue[{}].qdisc", l.name)),
-                    &sc.classes,
-                );
-                // A queue reported only if it drops, and that cannot drop.
-                let mon = if l.report == Report::IfDropped
-                    && matches!(&qdisc, AnyQdisc::DropTail(d) if d.params().limit == Limit::Unlimited)
-                {
-                    QueueMonitor::totals_only(window)
-                } else {
-                    QueueMonitor::new(window, n_classes)
-                };
-                let delay = match &l.delay {
-                    DelaySpec::Fixed(d) => *d,
-                    DelaySpec::Drawn { dist, stream } => {
-                        Duration::from_secs_f64(dist.sample(&mut rng::stream(seed, stream)))
-                    }
-                };
-                Link::new(l.to, l.rate_bps, delay, qdisc, mon)
-            })
-            .collect();
         let mut sim = Sim {
             sc,
             seed,
             now: Time::ZERO,
             window,
             events: EventQueue::new(sc.net.links.len()),
-            net: Network::new(links, sc.net.next_hop.clone(), sc.net.nodes.len()),
+            net: Network::build(&sc.net, &sc.classes, seed, window),
             flows: Vec::new(),
             ends: Vec::new(),
             bulk_actions: Vec::new(),

@@ -38,45 +38,6 @@ impl<'s> Sim<'s> {
             .collect()
     }
 
-    pub(super) fn path_delay(&self, src: u32, dst: u32) -> Option<Duration> {
-        let mut d = Duration::ZERO;
-        let mut at = src;
-        while at != dst {
-            let l = self.sc.net.route(at, dst);
-            if l == crate::scenario::NO_ROUTE {
-                return None;
-            }
-            d = d + self.net.links[l as usize].delay;
-            at = self.net.links[l as usize].to;
-        }
-        Some(d)
-    }
-
-    /// The reported queues: each monitor's measures, with the discipline,
-    /// the link and the whole-run counters.
-    fn queue_summaries(&self) -> Named<QueueSummary> {
-        let sc = self.sc;
-        let mut queues = Named::default();
-        for (l, spec) in self.net.links.iter().zip(&sc.net.links) {
-            if spec.report == Report::IfDropped && l.mon.totals.drops == 0 {
-                continue;
-            }
-            let q = QueueSummary {
-                measured: l.mon.summary(&sc.classes),
-                qdisc: describe(&l.qdisc, &sc.classes),
-                link: LinkSummary {
-                    from: sc.net.nodes[spec.from as usize].name.clone(),
-                    to: sc.net.nodes[spec.to as usize].name.clone(),
-                    rate_bps: spec.rate_bps,
-                    delay_s: l.delay.as_secs_f64(),
-                },
-                run_totals: l.mon.run_totals(l.qdisc.backlog().pkts),
-            };
-            queues.push(spec.name.clone(), q);
-        }
-        queues
-    }
-
     /// Group `gi`, whose flows start at flow `first`: pushes their rows to
     /// `rows` and the goodputs of its bulk TCP flows to `tcp_goodputs`
     /// (for fairness), and returns the group's summary.
@@ -97,7 +58,7 @@ impl<'s> Sim<'s> {
         for (j, f) in (first..end).enumerate() {
             let m = self.flows[f];
             let s = &self.stats[f];
-            let rtt_prop_s = match (self.path_delay(m.src, m.dst), self.path_delay(m.dst, m.src)) {
+            let rtt_prop_s = match (self.net.path_delay(&sc.net, m.src, m.dst), self.net.path_delay(&sc.net, m.dst, m.src)) {
                 (Some(a), Some(b)) => (a + b).as_secs_f64(),
                 _ => f64::NAN,
             };
@@ -201,7 +162,7 @@ impl<'s> Sim<'s> {
             l.mon.finish(end);
         }
         let sc = self.sc;
-        let queues = self.queue_summaries();
+        let queues = self.net.queue_summaries(&self.sc.net, &self.sc.classes);
         let mut flows = Vec::new();
         let mut traffic = Named::default();
         let mut tcp_goodputs = Vec::new();
