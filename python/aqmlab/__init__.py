@@ -34,8 +34,9 @@ __all__ = ["AqmlabError", "ConfigError", "Experiment", "Result", "Scenario", "ru
 # Attributes loaded on first use: name -> (module, attribute or None for the module itself).
 _LAZY: dict[str, tuple[str, str | None]] = {
     "Experiment": ("aqmlab.experiment", "Experiment"),
-    **{m: (f"aqmlab.{m}", None) for m in ("experiment", "files", "models", "report", "stats", "store", "studies",
-                                          "sweep")},
+    "emulate": ("aqmlab.emulation", "emulate"),
+    **{m: (f"aqmlab.{m}", None) for m in ("emulation", "experiment", "files", "models", "report", "stats", "store",
+                                          "studies", "sweep")},
 }
 
 

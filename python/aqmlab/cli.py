@@ -141,6 +141,50 @@ def run(scenario: str, assignments: tuple[str, ...], seed: int | None, as_json: 
 
 
 @cli.command()
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=str), required=False)
+@click.option("--set", "assignments", multiple=True, metavar="KEY.PATH=VALUE", help=_SET_HELP)
+@click.option("--seed", type=click.IntRange(min=0, max=2**64 - 1), default=None,
+              help="Run seed, 0 to 2^64-1 (default: the scenario's seed).")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON instead of tables.")
+@click.option("--cleanup", is_flag=True,
+              help="Remove the namespaces left by emulations whose process is gone, and exit.")
+def emulate(scenario: str | None, assignments: tuple[str, ...], seed: int | None, as_json: bool,
+            cleanup: bool) -> None:
+    """Run a scenario through real Linux TCP/IP stacks, in real time: each host a
+    network namespace, the links and queue disciplines emulated by aqmlab's own
+    code in a user-space router. Needs root."""
+    from aqmlab import emulation
+
+    if cleanup:
+        removed = emulation.cleanup()
+        click.echo(f"removed {len(removed)} namespace(s)" + (": " + " ".join(removed) if removed else ""))
+        return
+    if scenario is None:
+        raise AqmlabError("missing SCENARIO (or give --cleanup)")
+    sc = _load(scenario, assignments)
+    why = emulation.unavailable()
+    if why is not None:
+        raise AqmlabError(why)
+    try:
+        res = emulation.emulate(sc, seed=seed)
+    except KeyboardInterrupt:
+        click.echo("interrupted; the emulation's namespaces were removed", err=True)
+        sys.exit(130)
+    if as_json:
+        click.echo(res.to_json())
+    else:
+        click.echo(format_summary(res.summary))
+        t = res.summary["timing"]
+        k = res.summary["kernel"]
+        click.echo(f"\ntiming: {t['wakeups']:,} wake-ups late by p50 {_fmt(t['late_p50_s'], 'ms')}, "
+                   f"p99 {_fmt(t['late_p99_s'], 'ms')}, max {_fmt(t['late_max_s'], 'ms')}; "
+                   f"router CPU {_fmt(t['router_cpu_share'], '%')}")
+        lost = {key: v for key, v in k.items() if v}
+        if lost:
+            click.echo("outside the scenario's queues: " + ", ".join(f"{key} {v}" for key, v in lost.items()))
+
+
+@cli.command()
 @click.argument("experiment", type=click.Path(dir_okay=False, path_type=str))
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
               help="Runs at once (default: the number of cores).")
@@ -410,9 +454,11 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
 
 def format_summary(s: dict[str, Any]) -> str:
     """The summary as text tables: queues, then traffic groups."""
+    emulated = s.get("engine") == "emulation"
     s = Summary(s)
     head = (f"{s.scenario}  seed {s.seed}  window {s.warmup_s:g}-{s.duration_s:g} s  "
-            f"{s.events:,} events in {s.wall_s:.3f} s (engine {s.engine_version})")
+            f"{s.events:,} {'wake-ups' if emulated else 'events'} in {s.wall_s:.3f} s "
+            f"({'emulation, ' if emulated else ''}engine {s.engine_version})")
     q_rows = [
         [name, q.qdisc["kind"], str(q.arrivals), str(q.drops), _fmt(q.loss_rate, "%"),
          _fmt(q.qdelay_mean_s, "ms"), _fmt(q.qlen_mean_pkts), _fmt(q.utilization, "%")]

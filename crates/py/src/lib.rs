@@ -1,5 +1,6 @@
 //! `aqmlab._engine`: the Python face of the Rust engine. Conversions and
-//! error mapping only; every behaviour lives in `aqmlab-sim`.
+//! error mapping only; every behaviour lives in `aqmlab-sim` (simulation)
+//! and `aqmlab-emu` (emulation).
 //!
 //! Scenarios cross the boundary as JSON text (the Python layer reads TOML
 //! and applies overrides) and results come back as JSON text, so the binding
@@ -46,6 +47,41 @@ fn export_ns2(scenario_json: &str, seed: Option<u64>) -> PyResult<String> {
     aqmlab_ns2::export(&sc, seed).map_err(to_py)
 }
 
+/// Emulates a scenario (JSON) with `seed` through real Linux stacks in
+/// network namespaces, in real time, and returns the result as JSON.
+/// Raises ValueError with (key path, message) pairs for an invalid scenario
+/// or one emulation cannot run, PermissionError where emulation is
+/// impossible (no root, no namespaces), OSError if the system refuses
+/// something, KeyboardInterrupt on Ctrl-C (after removing everything).
+#[pyfunction]
+#[pyo3(signature = (scenario_json, seed=None))]
+fn emulate(py: Python<'_>, scenario_json: &str, seed: Option<u64>) -> PyResult<String> {
+    use aqmlab_emu::EmuError;
+    let text = scenario_json.to_owned();
+    py.allow_threads(move || aqmlab_emu::emulate_json(&text, seed)).map_err(|e| match e {
+        EmuError::Config(errs) => {
+            let problems: Vec<(String, String)> = errs.into_iter().map(|e| (e.path, e.message)).collect();
+            PyValueError::new_err(problems)
+        }
+        EmuError::Unavailable(m) => pyo3::exceptions::PyPermissionError::new_err(m),
+        EmuError::Io(m) => pyo3::exceptions::PyOSError::new_err(m),
+        EmuError::Interrupted => pyo3::exceptions::PyKeyboardInterrupt::new_err("emulation interrupted"),
+    })
+}
+
+/// Removes the namespaces of emulations whose process is gone; returns
+/// their names.
+#[pyfunction]
+fn emulate_cleanup() -> PyResult<Vec<String>> {
+    aqmlab_emu::lab::cleanup().map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
+}
+
+/// Why emulation cannot run on this machine, or None if it can.
+#[pyfunction]
+fn emulate_unavailable() -> Option<String> {
+    aqmlab_emu::lab::unavailable()
+}
+
 /// The JSON Schema (draft 2020-12) of scenario files, as JSON text.
 #[pyfunction]
 fn scenario_schema() -> String {
@@ -65,6 +101,9 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(export_ns2, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate_cleanup, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate_unavailable, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_keys_markdown, m)?)?;
     Ok(())
 }

@@ -192,6 +192,19 @@ pub struct GroupSpec {
 }
 
 impl GroupSpec {
+    /// The name of flow `j` (`traffic[NAME].flow[j]`), from which the
+    /// names of its random streams are made.
+    pub fn flow_name(&self, j: u32) -> String {
+        format!("traffic[{}].flow[{j}]", self.name)
+    }
+
+    /// When flow `j` starts in the run with `seed` (its `start` draw).
+    pub fn start_of(&self, seed: u64, j: u32) -> aqmlab_qdisc::Time {
+        let name = self.flow_name(j);
+        let s = self.start.sample(&mut aqmlab_qdisc::rng::stream(seed, &format!("{name}.start")));
+        aqmlab_qdisc::Time::ZERO + Duration::from_secs_f64(s)
+    }
+
     pub fn endpoints(&self, j: u32) -> (u32, u32) {
         (
             self.src[j as usize % self.src.len()],

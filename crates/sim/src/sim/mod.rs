@@ -29,7 +29,7 @@ use crate::net::link::{Link, Network, Wakeups};
 use crate::scenario::{Scenario, SourceSpec, TcpOnOff};
 use crate::transport::tcp::conn::{Payload, TcpConn};
 use crate::transport::tcp::{AckInfo, DataInfo, RtoConfig, Segment};
-use crate::transport::udp::{Schedule, UdpSource};
+use crate::transport::udp::UdpSource;
 
 mod flows;
 mod setup;

@@ -51,17 +51,6 @@ pub(super) fn ted_rto(sc: &Scenario, links: &[Link], g: usize, src: u32, dst: u3
     total
 }
 
-/// The open-loop source of flow `name` (`traffic[g].flow[j]`) sending on
-/// `schedule` until `stop`, with its two streams.
-fn udp_source(seed: u64, name: &str, schedule: &Schedule, stop: Time) -> UdpSource {
-    UdpSource::new(
-        schedule,
-        stop,
-        rng::stream(seed, &format!("{name}.gap")),
-        rng::stream(seed, &format!("{name}.size")),
-    )
-}
-
 impl<'s> Sim<'s> {
     pub fn new(sc: &'s Scenario, seed: u64) -> Sim<'s> {
         let window = Window {
@@ -117,9 +106,8 @@ impl<'s> Sim<'s> {
                     dst,
                 });
                 sim.stats.push(FlowStats::default());
-                let name = format!("traffic[{}].flow[{j}]", group.name);
-                let start = group.start.sample(&mut rng::stream(seed, &format!("{name}.start")));
-                let start = Time::ZERO + Duration::from_secs_f64(start);
+                let name = group.flow_name(j);
+                let start = group.start_of(seed, j);
                 let end = match &group.source {
                     SourceSpec::Ftp {
                         size_bytes,
@@ -144,7 +132,7 @@ impl<'s> Sim<'s> {
                             // to TCP on the schedule of a UDP ON/OFF source.
                             (Some(TcpOnOff { rate_bps: Some(_), .. }), _) => {
                                 let schedule = group.source.schedule().expect("a paced application's schedule");
-                                Bulk::paced(udp_source(seed, &name, &schedule, stop), start)
+                                Bulk::paced(UdpSource::seeded(seed, &name, &schedule, stop), start)
                             }
                             (Some(o), _) => Bulk::on_off(
                                 o.on.clone(),
@@ -239,7 +227,7 @@ impl<'s> Sim<'s> {
                     }
                     udp => {
                         let schedule = udp.schedule().expect("a UDP group's schedule");
-                        let mut source = udp_source(seed, &name, &schedule, stop);
+                        let mut source = UdpSource::seeded(seed, &name, &schedule, stop);
                         if let Some(t) = source.first(start) {
                             sim.events.schedule(t, Event::Source(f));
                         }

@@ -176,6 +176,19 @@ impl UdpSource {
         }
     }
 
+    /// The source of the flow called `name` (see
+    /// `GroupSpec::flow_name`), drawing from its two streams of the run
+    /// with `seed`: the simulator and the emulator send the same packets at
+    /// the same times.
+    pub fn seeded(seed: u64, name: &str, schedule: &Schedule, stop: Time) -> UdpSource {
+        UdpSource::new(
+            schedule,
+            stop,
+            aqmlab_qdisc::rng::stream(seed, &format!("{name}.gap")),
+            aqmlab_qdisc::rng::stream(seed, &format!("{name}.size")),
+        )
+    }
+
     /// When the first emission happens, for a flow starting at `start`.
     /// CBR sends at once (as ns-2); Poisson and batch sources wait one gap,
     /// so their arrivals form a stationary process from `start`; ON/OFF

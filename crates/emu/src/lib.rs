@@ -1,0 +1,370 @@
+//! aqmlab-emu: a scenario run on real Linux TCP/IP stacks instead of the
+//! simulator's agents.
+//!
+//! Each host of the scenario (every node a traffic group sends from or to)
+//! becomes a network namespace with one veth to a router namespace. There a
+//! user-space router ([`router`]) reads the hosts' frames from AF_PACKET
+//! rings and passes them through the scenario's links, queue disciplines
+//! and monitors, built by `aqmlab_sim::net` exactly as the simulator builds
+//! them, on CLOCK_MONOTONIC; a frame leaves for its destination host when
+//! it reaches it. The hosts' traffic ([`traffic`]) is real sockets: bulk
+//! TCP with the kernel's congestion control, UDP on the simulator's own
+//! schedules. The result has the simulator's summary keys for queues and
+//! flows, plus `engine = "emulation"`, the timing accuracy of the router
+//! and what the kernel dropped or refused outside the scenario's queues.
+//!
+//! Needs root and network namespaces; everything it makes is named
+//! `aqm<pid>-...` and removed on return, on error and on Ctrl-C.
+
+pub mod lab;
+pub mod ring;
+pub mod router;
+mod summary;
+pub mod sys;
+pub mod traffic;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
+
+use aqmlab_qdisc::{Duration, Time};
+use aqmlab_sim::config::ConfigError;
+use aqmlab_sim::monitor::Window;
+use aqmlab_sim::net::link::Network;
+use aqmlab_sim::scenario::{Scenario, SourceSpec};
+use aqmlab_sim::transport::tcp::config::Variant;
+use aqmlab_sim::transport::udp::UdpSource;
+
+use router::{FlowInfo, Router, FLOW_PORT_BASE};
+use traffic::{FlowApp, FlowPlan, Traffic};
+
+/// Why an emulation did not give a result.
+#[derive(Debug)]
+pub enum EmuError {
+    /// Emulation cannot run on this machine (no root, no namespaces).
+    Unavailable(String),
+    /// The scenario asks for what emulation does not do, by key path.
+    Config(Vec<ConfigError>),
+    /// The system refused something while setting up or running.
+    Io(String),
+    /// Stopped by Ctrl-C (SIGINT) or SIGTERM; everything was removed.
+    Interrupted,
+}
+
+impl std::fmt::Display for EmuError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EmuError::Unavailable(m) | EmuError::Io(m) => f.write_str(m),
+            EmuError::Config(errs) => {
+                let lines: Vec<String> = errs.iter().map(|e| format!("{}: {}", e.path, e.message)).collect();
+                f.write_str(&lines.join("\n"))
+            }
+            EmuError::Interrupted => f.write_str("interrupted"),
+        }
+    }
+}
+
+impl From<std::io::Error> for EmuError {
+    fn from(e: std::io::Error) -> Self {
+        EmuError::Io(e.to_string())
+    }
+}
+
+/// Set by the signal handler installed while an emulation runs.
+static SIGNALLED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    SIGNALLED.store(true, Ordering::Relaxed);
+}
+
+/// SIGINT and SIGTERM set [`SIGNALLED`] while this lives; the previous
+/// handlers come back when it is dropped.
+struct SignalGuard {
+    old: [(libc::c_int, libc::sigaction); 2],
+}
+
+impl SignalGuard {
+    fn install() -> SignalGuard {
+        SIGNALLED.store(false, Ordering::Relaxed);
+        // SAFETY: a zeroed sigaction with a plain handler is valid; the old
+        // ones are kept to be restored.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            let mut old: [(libc::c_int, libc::sigaction); 2] = std::mem::zeroed();
+            for (i, sig) in [libc::SIGINT, libc::SIGTERM].into_iter().enumerate() {
+                old[i].0 = sig;
+                libc::sigaction(sig, &sa, &mut old[i].1);
+            }
+            SignalGuard { old }
+        }
+    }
+}
+
+impl Drop for SignalGuard {
+    fn drop(&mut self) {
+        for (sig, sa) in &self.old {
+            // SAFETY: restores a handler sigaction gave us.
+            unsafe { libc::sigaction(*sig, sa, std::ptr::null_mut()) };
+        }
+    }
+}
+
+/// The kernel's congestion control for a group's `tcp.variant`, and
+/// whether the sender's host uses SACK: the ns-2 variants all map to
+/// Linux's `reno` (its loss recovery is always NewReno-style or SACK-based,
+/// with PRR), SACK on only for `sack`.
+fn kernel_cc(v: Variant) -> (&'static str, bool) {
+    match v {
+        Variant::Reno | Variant::NewReno => ("reno", false),
+        Variant::Sack => ("reno", true),
+    }
+}
+
+/// How a host's kernel is set up: SACK and ECN, from the flows it sends.
+#[derive(Clone, Copy, Default, PartialEq)]
+struct HostTcp {
+    sack: Option<bool>,
+    ecn: Option<bool>,
+}
+
+/// Runs `sc` with `seed` through real kernel stacks, in real time.
+pub fn emulate(sc: &Scenario, seed: u64) -> Result<serde_json::Value, EmuError> {
+    if let Some(why) = lab::unavailable() {
+        return Err(EmuError::Unavailable(why));
+    }
+    // Hosts: every node traffic starts or ends at, in node order.
+    let mut is_host = vec![false; sc.net.nodes.len()];
+    for g in &sc.groups {
+        for j in 0..g.count {
+            let (s, d) = g.endpoints(j);
+            is_host[s as usize] = true;
+            is_host[d as usize] = true;
+        }
+    }
+    let host_node: Vec<u32> = (0..sc.net.nodes.len() as u32).filter(|&n| is_host[n as usize]).collect();
+    let mut node_host = vec![usize::MAX; sc.net.nodes.len()];
+    for (k, &n) in host_node.iter().enumerate() {
+        node_host[n as usize] = k;
+    }
+    let window = Window {
+        start: Time(sc.warmup.0),
+        end: Time(sc.duration.0),
+    };
+    let mut errs = Vec::new();
+    let mut infos = Vec::new();
+    let mut plans = Vec::new();
+    let mut host_tcp = vec![HostTcp::default(); host_node.len()];
+    let n_flows: u32 = sc.groups.iter().map(|g| g.count).sum();
+    if n_flows as u64 + FLOW_PORT_BASE as u64 > 32767 {
+        errs.push(ConfigError {
+            path: "traffic".into(),
+            message: format!("has {n_flows} flows; emulation gives each a port from {FLOW_PORT_BASE} to 32767, so at most {}", 32767 - FLOW_PORT_BASE),
+        });
+    }
+    for (gi, g) in sc.groups.iter().enumerate() {
+        let path = format!("traffic[{gi}]");
+        let stop = g.stop.map_or(Time::MAX, |d| Time(d.0));
+        for j in 0..g.count {
+            let (s, d) = g.endpoints(j);
+            let name = g.flow_name(j);
+            let start = g.start_of(seed, j);
+            let app = match &g.source {
+                SourceSpec::Udp(schedule) => FlowApp::Udp(Box::new(UdpSource::seeded(seed, &name, schedule, stop))),
+                SourceSpec::Ftp {
+                    size_bytes,
+                    tcp,
+                    on_off: None,
+                    repeat: None,
+                    ..
+                } => {
+                    let (cc, sack) = kernel_cc(tcp.variant);
+                    let h = &mut host_tcp[node_host[s as usize]];
+                    for (have, want, key) in [(&mut h.sack, sack, "tcp.variant"), (&mut h.ecn, tcp.ecn, "tcp.ecn")] {
+                        match *have {
+                            Some(x) if x != want => {
+                                if j == 0 {
+                                    errs.push(ConfigError {
+                                        path: format!("{path}.{key}"),
+                                        message: format!(
+                                            "differs from another group's on host {:?}; in emulation SACK and ECN are settings of a host's kernel, so the groups a host sends must agree",
+                                            sc.net.nodes[s as usize].name
+                                        ),
+                                    });
+                                }
+                            }
+                            _ => *have = Some(want),
+                        }
+                    }
+                    FlowApp::Tcp {
+                        cc: cc.to_string(),
+                        bytes: *size_bytes,
+                    }
+                }
+                other => {
+                    if j == 0 {
+                        errs.push(ConfigError {
+                            path: format!("{path}.kind"),
+                            message: format!(
+                                "{:?} traffic is not emulated yet; emulation runs \"ftp\" (bulk TCP) and the UDP kinds \"cbr\", \"poisson\", \"batch-poisson\" and \"onoff\"",
+                                other.kind()
+                            ),
+                        });
+                    }
+                    continue;
+                }
+            };
+            infos.push(FlowInfo {
+                group: gi as u16,
+                class: g.class,
+                src: s,
+                dst: d,
+                ted_deadline: g.ted_deadline.unwrap_or(Duration::MAX),
+            });
+            plans.push(FlowPlan {
+                src_host: node_host[s as usize],
+                dst_host: node_host[d as usize],
+                start,
+                app,
+            });
+        }
+    }
+    if !errs.is_empty() {
+        return Err(EmuError::Config(errs));
+    }
+    let _signals = SignalGuard::install();
+    let net = Network::build(&sc.net, &sc.classes, seed, window);
+    let configure = |k: usize| -> std::io::Result<()> {
+        let h = host_tcp[k];
+        if let Some(sack) = h.sack {
+            sys::sysctl("net.ipv4.tcp_sack", if sack { "1" } else { "0" })?;
+        }
+        // Receivers keep Linux's default (2: ECN when the peer asks).
+        if let Some(ecn) = h.ecn {
+            sys::sysctl("net.ipv4.tcp_ecn", if ecn { "1" } else { "0" })?;
+        }
+        Ok(())
+    };
+    let lab = lab::Lab::new(host_node.len(), &configure)?;
+    if SIGNALLED.load(Ordering::Relaxed) {
+        return Err(EmuError::Interrupted);
+    }
+    let outcome = run_threads(&lab, net, infos, plans, host_node.clone(), sc.net.nodes.len(), window, Time(sc.duration.0))?;
+    drop(lab);
+    if SIGNALLED.load(Ordering::Relaxed) {
+        return Err(EmuError::Interrupted);
+    }
+    let (report, hosts) = outcome;
+    Ok(summary::build(sc, seed, report, hosts))
+}
+
+/// Starts the router and the traffic on threads of their own, each set up
+/// in its namespaces, then lets both begin at the same time zero.
+#[allow(clippy::too_many_arguments)]
+fn run_threads(
+    lab: &lab::Lab,
+    net: Network,
+    infos: Vec<FlowInfo>,
+    plans: Vec<FlowPlan>,
+    host_node: Vec<u32>,
+    n_nodes: usize,
+    window: Window,
+    end: Time,
+) -> Result<(router::RouterReport, Vec<traffic::HostStats>), EmuError> {
+    let barrier = Arc::new(Barrier::new(2));
+    let t0 = Arc::new(AtomicU64::new(0));
+    let failed = Arc::new(AtomicBool::new(false));
+    let first_error = Arc::new(Mutex::new(None::<String>));
+    let n_hosts = host_node.len();
+    let cpus = sys::cpus();
+    let router_thread = {
+        let (barrier, t0, failed, first_error) = (barrier.clone(), t0.clone(), failed.clone(), first_error.clone());
+        let ns = lab.router.clone();
+        std::thread::Builder::new()
+            .name("aqmlab-router".into())
+            .spawn(move || -> Option<router::RouterReport> {
+                let setup = (|| -> std::io::Result<Vec<ring::Port>> {
+                    sys::enter_netns(&ns)?;
+                    (0..n_hosts).map(|k| ring::Port::open(&lab::port_name(k))).collect()
+                })();
+                let ports = match setup {
+                    Ok(p) => Some(p),
+                    Err(e) => {
+                        failed.store(true, Ordering::Relaxed);
+                        first_error.lock().expect("not poisoned").get_or_insert(e.to_string());
+                        None
+                    }
+                };
+                // The router gets the last CPU to itself if there are two.
+                if cpus > 1 {
+                    sys::pin_to_cpu(cpus - 1);
+                }
+                sys::tight_timer_slack();
+                let router = Router::new(net, infos, host_node, n_nodes, window);
+                barrier.wait();
+                barrier.wait();
+                let ports = ports?;
+                if failed.load(Ordering::Relaxed) {
+                    return None;
+                }
+                Some(router.run(ports, t0.load(Ordering::Relaxed), end, &SIGNALLED))
+            })
+            .map_err(|e| EmuError::Io(format!("starting the router thread: {e}")))?
+    };
+    let hosts = lab.hosts.clone();
+    let traffic_thread = {
+        let (barrier, t0, failed, first_error) = (barrier.clone(), t0.clone(), failed.clone(), first_error.clone());
+        std::thread::Builder::new()
+            .name("aqmlab-hosts".into())
+            .spawn(move || -> Option<Vec<traffic::HostStats>> {
+                let traffic = match Traffic::new(plans, &hosts, window) {
+                    Ok(t) => Some(t),
+                    Err(e) => {
+                        failed.store(true, Ordering::Relaxed);
+                        first_error.lock().expect("not poisoned").get_or_insert(e.to_string());
+                        None
+                    }
+                };
+                if cpus > 1 {
+                    sys::pin_to_cpu(0);
+                }
+                sys::tight_timer_slack();
+                // Both are set up: time zero is now, plus a moment for the
+                // router to reach its loop.
+                barrier.wait();
+                t0.store(sys::mono_ns() + 20_000_000, Ordering::Relaxed);
+                barrier.wait();
+                let traffic = traffic?;
+                if failed.load(Ordering::Relaxed) {
+                    return None;
+                }
+                match traffic.run(t0.load(Ordering::Relaxed), end, &SIGNALLED) {
+                    Ok(stats) => Some(stats),
+                    Err(e) => {
+                        first_error.lock().expect("not poisoned").get_or_insert(e.to_string());
+                        SIGNALLED.store(true, Ordering::Relaxed);
+                        None
+                    }
+                }
+            })
+            .map_err(|e| EmuError::Io(format!("starting the traffic thread: {e}")))?
+    };
+    let report = router_thread.join().map_err(|_| EmuError::Io("the router thread panicked".into()))?;
+    let stats = traffic_thread.join().map_err(|_| EmuError::Io("the traffic thread panicked".into()))?;
+    if let Some(e) = first_error.lock().expect("not poisoned").take() {
+        return Err(EmuError::Io(e));
+    }
+    match (report, stats) {
+        (Some(r), Some(s)) => Ok((r, s)),
+        _ if SIGNALLED.load(Ordering::Relaxed) => Err(EmuError::Interrupted),
+        _ => Err(EmuError::Io("emulation stopped without a result".into())),
+    }
+}
+
+/// Runs a scenario given as JSON; for the binding.
+pub fn emulate_json(text: &str, seed: Option<u64>) -> Result<String, EmuError> {
+    let sc = Scenario::from_json(text).map_err(EmuError::Config)?;
+    let seed = seed.unwrap_or(sc.seed);
+    let v = emulate(&sc, seed)?;
+    Ok(serde_json::to_string(&serde_json::json!({ "summary": v, "series": {} })).expect("a JSON value serialises"))
+}

@@ -1,0 +1,156 @@
+//! The emulation's result, in the simulator's summary keys where the same
+//! thing is measured: the queues by the same monitors, the flows' counts
+//! from the router (packets sent, dropped, delivered, their delay through
+//! the network) and from the hosts (bytes delivered to the application).
+//! What only emulation has (timing accuracy, kernel drops, TCP_INFO) is
+//! added under keys of its own.
+
+use aqmlab_sim::monitor::{jain_index, FlowRow, FlowStats, GroupSummary, Named};
+use aqmlab_sim::scenario::{Scenario, SourceSpec};
+use serde_json::{json, Value};
+
+use crate::router::RouterReport;
+use crate::traffic::HostStats;
+
+/// The version of the emulator's result format.
+pub const EMULATOR_VERSION: &str = "0.1.0";
+
+fn num(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        Value::Null
+    }
+}
+
+/// The `q` quantile of `xs` (nanoseconds) in seconds: the smallest value
+/// with at least a fraction `q` of the values at or below it.
+fn quantile_ns(xs: &mut [u64], q: f64) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    xs.sort_unstable();
+    let i = ((q * xs.len() as f64).ceil() as usize).clamp(1, xs.len()) - 1;
+    xs[i] as f64 * 1e-9
+}
+
+pub fn build(sc: &Scenario, seed: u64, mut r: RouterReport, hosts: Vec<HostStats>) -> Value {
+    let end = aqmlab_qdisc::Time(sc.duration.0);
+    for l in &mut r.net.links {
+        l.mon.finish(end);
+    }
+    let w = (sc.duration.0 - sc.warmup.0) as f64 * 1e-9;
+    let queues = r.net.queue_summaries(&sc.net, &sc.classes);
+    let mut traffic: Named<GroupSummary> = Named::default();
+    let mut rows = Vec::new();
+    let mut tcp_goodputs = Vec::new();
+    let mut f = 0usize;
+    let mut group_tcp = Vec::new();
+    for g in &sc.groups {
+        let mut total = FlowStats::default();
+        let mut retrans = 0u64;
+        for j in 0..g.count {
+            let (src, dst) = g.endpoints(j);
+            let h = &hosts[f];
+            // The router's counts, with what reached the application.
+            let mut s = r.stats[f].clone();
+            s.delivered_bytes = h.delivered_bytes;
+            if let SourceSpec::Udp(_) = g.source {
+                // One-way delay from application to application.
+                s.delivered_pkts = h.delivered_pkts;
+                s.delay = h.delay.clone();
+            }
+            let rtt_prop_s = match (r.net.path_delay(&sc.net, src, dst), r.net.path_delay(&sc.net, dst, src)) {
+                (Some(a), Some(b)) => (a + b).as_secs_f64(),
+                _ => f64::NAN,
+            };
+            let row = FlowRow {
+                group: g.name.clone(),
+                id: j,
+                src: sc.net.nodes[src as usize].name.clone(),
+                dst: sc.net.nodes[dst as usize].name.clone(),
+                rtt_prop_s,
+                measured: s.measures(w),
+                tcp: None,
+            };
+            let mut row = serde_json::to_value(&row).expect("a row serialises");
+            if let SourceSpec::Udp(_) = g.source {
+                let o = row.as_object_mut().expect("an object");
+                let mut d = h.delays_ns.clone();
+                o.insert("delay_p50_s".into(), num(quantile_ns(&mut d, 0.5)));
+                o.insert("delay_p99_s".into(), num(quantile_ns(&mut d, 0.99)));
+                let mut l = h.send_late_ns.clone();
+                o.insert("send_late_p50_s".into(), num(quantile_ns(&mut l, 0.5)));
+                o.insert("send_late_p99_s".into(), num(quantile_ns(&mut l, 0.99)));
+            }
+            if g.source.is_tcp() {
+                let info = h.info;
+                let completion = h.done_at.map(|d| (d.0 as f64 - g.start_of(seed, j).0 as f64) * 1e-9);
+                let o = row.as_object_mut().expect("an object");
+                o.insert("delivered_bytes".into(), json!(h.delivered_bytes));
+                o.insert("transfer_bytes".into(), json!(h.transfer_bytes));
+                o.insert("completion_s".into(), completion.map_or(Value::Null, num));
+                if let Some(i) = info {
+                    // Whole run: TCP_INFO counts from the connection's start.
+                    o.insert("retransmits_run".into(), json!(i.total_retrans));
+                    o.insert("cwnd".into(), json!(i.cwnd));
+                    o.insert("ssthresh".into(), json!(i.ssthresh));
+                    o.insert("srtt_end_s".into(), num(i.srtt_s));
+                    o.insert("rto_end_s".into(), num(i.rto_s));
+                    retrans += i.total_retrans as u64;
+                }
+                if let SourceSpec::Ftp { size_bytes: None, .. } = g.source {
+                    if s.sent_pkts > 0 {
+                        tcp_goodputs.push(s.delivered_bytes as f64 * 8.0 / w);
+                    }
+                }
+            }
+            rows.push(row);
+            total.merge(&s);
+            f += 1;
+        }
+        let class = sc.classes[g.class as usize].clone();
+        traffic.push(g.name.clone(), GroupSummary::pooled(g.source.kind(), class, g.count, &total, w));
+        group_tcp.push(g.source.is_tcp().then_some(retrans));
+    }
+    let mut traffic = serde_json::to_value(&traffic).expect("groups serialise");
+    for (g, retrans) in sc.groups.iter().zip(group_tcp) {
+        if let Some(x) = retrans {
+            traffic[&g.name]["retransmits_run"] = json!(x);
+        }
+    }
+    let lat = &r.lateness;
+    let mut out = json!({
+        "scenario": sc.name,
+        "seed": seed,
+        "engine": "emulation",
+        "engine_version": aqmlab_sim::ENGINE_VERSION,
+        "emulator_version": EMULATOR_VERSION,
+        "duration_s": sc.duration.as_secs_f64(),
+        "warmup_s": sc.warmup.as_secs_f64(),
+        "events": lat.count,
+        "wall_s": r.wall_s,
+        "queues": serde_json::to_value(&queues).expect("queues serialise"),
+        "traffic": traffic,
+        "flows": rows,
+        "timing": {
+            "wakeups": lat.count,
+            "late_p50_s": num(lat.quantile_s(0.5)),
+            "late_p99_s": num(lat.quantile_s(0.99)),
+            "late_max_s": num(lat.max_ns as f64 * 1e-9),
+            "router_cpu_s": num(r.cpu_s),
+            "router_cpu_share": num(r.cpu_s / r.wall_s),
+        },
+        "kernel": {
+            "ring_drops": r.ring_drops,
+            "send_failures": r.send_failures,
+            "udp_send_errors": hosts.iter().map(|h| h.send_errors).sum::<u64>(),
+            "foreign_frames": r.foreign,
+            "stray_frames": r.strays,
+        },
+    });
+    if !tcp_goodputs.is_empty() {
+        out["fairness"] = json!({ "jain": num(jain_index(&tcp_goodputs)), "flows": tcp_goodputs.len() });
+    }
+    out
+}

@@ -1,0 +1,525 @@
+//! The hosts' traffic, through real kernel sockets in the hosts'
+//! namespaces: bulk TCP with the kernel's congestion control, and the
+//! open-loop UDP sources on the simulator's own schedules
+//! (`aqmlab_sim::transport::udp::UdpSource`, the same draws for the same
+//! seed). One thread drives them all from an epoll loop; a socket belongs
+//! to the namespace the thread was in when it opened it.
+//!
+//! Flow `f`'s server end listens on (or, for UDP, receives at) port
+//! `FLOW_PORT_BASE + f` of its host, which is how the router tells flows
+//! apart.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::ffi::CString;
+use std::io;
+use std::net::Ipv4Addr;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use aqmlab_qdisc::Time;
+use aqmlab_sim::monitor::{DelayStats, Window};
+use aqmlab_sim::transport::udp::UdpSource;
+
+use crate::lab;
+use crate::router::FLOW_PORT_BASE;
+use crate::sys::{check, mono_ns, realtime_ns};
+
+/// The bytes of an IPv4 and a UDP header: a datagram of a `size`-byte UDP
+/// packet carries `size - 28` bytes.
+pub const UDP_HEADERS: u32 = 28;
+
+/// The most UDP delays a flow keeps for its percentiles.
+pub const MAX_DELAY_SAMPLES: usize = 1 << 20;
+
+/// What a flow does.
+pub enum FlowApp {
+    /// Bulk TCP: `bytes` of data (unlimited if None) with the kernel's
+    /// congestion control `cc`.
+    Tcp { cc: String, bytes: Option<u64> },
+    /// An open-loop UDP source.
+    Udp(Box<UdpSource>),
+}
+
+pub struct FlowPlan {
+    pub src_host: usize,
+    pub dst_host: usize,
+    pub start: Time,
+    pub app: FlowApp,
+}
+
+/// What the hosts saw of a flow.
+#[derive(Clone, Debug, Default)]
+pub struct HostStats {
+    /// Delivered to the receiving application inside the window: TCP
+    /// payload bytes, or UDP packets' bytes (headers included).
+    pub delivered_bytes: u64,
+    pub delivered_pkts: u64,
+    /// UDP: one-way delay from the sending application to the receiving
+    /// one, read from the timestamp each datagram carries.
+    pub delay: DelayStats,
+    /// TCP: payload delivered over the whole run, and when the last byte of
+    /// a finite transfer arrived (emulation time).
+    pub transfer_bytes: u64,
+    pub done_at: Option<Time>,
+    /// TCP_INFO of the sender at the end.
+    pub info: Option<TcpInfo>,
+    /// Sends the kernel refused (UDP: the socket's buffer was full).
+    pub send_errors: u64,
+    /// UDP: each delay in the window (ns), for percentiles; at most
+    /// `MAX_DELAY_SAMPLES`.
+    pub delays_ns: Vec<u64>,
+    /// UDP: how late each datagram was sent against its schedule (ns).
+    pub send_late_ns: Vec<u64>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct TcpInfo {
+    pub total_retrans: u32,
+    pub cwnd: u32,
+    pub ssthresh: u32,
+    pub srtt_s: f64,
+    pub rto_s: f64,
+}
+
+const LISTEN: u64 = 1;
+const TCP_SINK: u64 = 2;
+const TCP_SEND: u64 = 3;
+const UDP_SINK: u64 = 4;
+const TIMER: u64 = 5;
+
+fn token(kind: u64, f: usize) -> u64 {
+    (kind << 32) | f as u64
+}
+
+struct Flow {
+    plan: FlowPlan,
+    stats: HostStats,
+    sender: Option<OwnedFd>,
+    sink: Option<OwnedFd>,
+    listener: Option<OwnedFd>,
+    sent: u64,
+    udp_seq: u64,
+}
+
+/// Drives the flows' sockets.
+pub struct Traffic {
+    flows: Vec<Flow>,
+    /// /run/netns/<host> for each host, to switch into before opening its
+    /// sockets.
+    ns: Vec<OwnedFd>,
+    epoll: OwnedFd,
+    timerfd: OwnedFd,
+    timers: BinaryHeap<Reverse<(Time, usize)>>,
+    window: Window,
+    t0: u64,
+    buf: Vec<u8>,
+}
+
+fn sockaddr(ip: Ipv4Addr, port: u16) -> libc::sockaddr_in {
+    libc::sockaddr_in {
+        sin_family: libc::AF_INET as u16,
+        sin_port: port.to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from(ip).to_be(),
+        },
+        sin_zero: [0; 8],
+    }
+}
+
+fn setopt<T>(fd: RawFd, level: i32, opt: i32, v: &T, what: &str) -> io::Result<()> {
+    // SAFETY: `v` is live for the call and its size is passed.
+    check(
+        unsafe { libc::setsockopt(fd, level, opt, v as *const T as *const libc::c_void, std::mem::size_of::<T>() as u32) } as _,
+        what,
+    )
+    .map(|_| ())
+}
+
+fn socket(kind: i32) -> io::Result<OwnedFd> {
+    // SAFETY: socket(2); owned at once.
+    let fd = check(unsafe { libc::socket(libc::AF_INET, kind | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0) } as _, "socket")?;
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+fn bind(fd: RawFd, ip: Ipv4Addr, port: u16) -> io::Result<()> {
+    let sa = sockaddr(ip, port);
+    // SAFETY: `sa` is a live sockaddr_in for the call.
+    check(
+        unsafe { libc::bind(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_in>() as u32) } as _,
+        &format!("binding {ip}:{port}"),
+    )
+    .map(|_| ())
+}
+
+impl Traffic {
+    /// Opens every flow's receiving end (listeners and UDP sockets) in its
+    /// host's namespace. Must run on the thread that will call [`run`].
+    pub fn new(plans: Vec<FlowPlan>, hosts: &[String], window: Window) -> io::Result<Traffic> {
+        let mut ns = Vec::new();
+        for h in hosts {
+            let path = CString::new(format!("/run/netns/{h}")).expect("no NUL");
+            // SAFETY: a valid C string; owned at once.
+            let fd = check(unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) } as _, &format!("open /run/netns/{h}"))?;
+            ns.push(unsafe { OwnedFd::from_raw_fd(fd as i32) });
+        }
+        // SAFETY: epoll_create1 and timerfd_create; owned at once.
+        let epoll = check(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) } as _, "epoll_create1")?;
+        let epoll = unsafe { OwnedFd::from_raw_fd(epoll as i32) };
+        let timerfd = check(
+            unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) } as _,
+            "timerfd_create",
+        )?;
+        let timerfd = unsafe { OwnedFd::from_raw_fd(timerfd as i32) };
+        let mut t = Traffic {
+            flows: plans
+                .into_iter()
+                .map(|plan| Flow {
+                    plan,
+                    stats: HostStats::default(),
+                    sender: None,
+                    sink: None,
+                    listener: None,
+                    sent: 0,
+                    udp_seq: 0,
+                })
+                .collect(),
+            ns,
+            epoll,
+            timerfd,
+            timers: BinaryHeap::new(),
+            window,
+            t0: 0,
+            buf: vec![0u8; 1 << 16],
+        };
+        t.watch(t.timerfd.as_raw_fd(), libc::EPOLLIN as u32, token(TIMER, 0))?;
+        for f in 0..t.flows.len() {
+            let (dst, port) = (t.flows[f].plan.dst_host, FLOW_PORT_BASE + f as u16);
+            t.enter(dst)?;
+            match t.flows[f].plan.app {
+                FlowApp::Tcp { .. } => {
+                    let l = socket(libc::SOCK_STREAM)?;
+                    setopt(l.as_raw_fd(), libc::SOL_SOCKET, libc::SO_REUSEADDR, &1i32, "SO_REUSEADDR")?;
+                    bind(l.as_raw_fd(), lab::host_ip(dst), port)?;
+                    // SAFETY: listen(2) on our socket.
+                    check(unsafe { libc::listen(l.as_raw_fd(), 16) } as _, "listen")?;
+                    t.watch(l.as_raw_fd(), libc::EPOLLIN as u32, token(LISTEN, f))?;
+                    t.flows[f].listener = Some(l);
+                }
+                FlowApp::Udp(_) => {
+                    let s = socket(libc::SOCK_DGRAM)?;
+                    setopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUF, &(4i32 << 20), "SO_RCVBUF")?;
+                    // The kernel stamps each datagram as it arrives, so the
+                    // delay does not include this thread's own wake-up.
+                    setopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, &1i32, "SO_TIMESTAMPNS")?;
+                    bind(s.as_raw_fd(), lab::host_ip(dst), port)?;
+                    t.watch(s.as_raw_fd(), libc::EPOLLIN as u32, token(UDP_SINK, f))?;
+                    t.flows[f].sink = Some(s);
+                }
+            }
+        }
+        Ok(t)
+    }
+
+    fn enter(&self, host: usize) -> io::Result<()> {
+        // SAFETY: setns on a namespace descriptor we hold.
+        check(unsafe { libc::setns(self.ns[host].as_raw_fd(), libc::CLONE_NEWNET) } as _, "setns").map(|_| ())
+    }
+
+    fn watch(&self, fd: RawFd, events: u32, tok: u64) -> io::Result<()> {
+        let mut ev = libc::epoll_event { events, u64: tok };
+        // SAFETY: `ev` is live for the call.
+        check(unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) } as _, "epoll_ctl").map(|_| ())
+    }
+
+    fn now(&self) -> Time {
+        Time(mono_ns().saturating_sub(self.t0))
+    }
+
+    /// Runs the flows from emulation time zero (`t0` on CLOCK_MONOTONIC)
+    /// until `end` or `stop`; returns what each flow's hosts saw.
+    pub fn run(mut self, t0: u64, end: Time, stop: &AtomicBool) -> io::Result<Vec<HostStats>> {
+        self.t0 = t0;
+        for f in 0..self.flows.len() {
+            let start = self.flows[f].plan.start;
+            let first = match &mut self.flows[f].plan.app {
+                FlowApp::Tcp { .. } => Some(start),
+                FlowApp::Udp(src) => src.first(start),
+            };
+            if let Some(at) = first {
+                self.timers.push(Reverse((at, f)));
+            }
+        }
+        self.arm()?;
+        let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 256];
+        loop {
+            if stop.load(Ordering::Relaxed) || self.now() >= end {
+                break;
+            }
+            // Wake at least every 50 ms to see `stop` and the end.
+            // SAFETY: `events` is live and its length passed.
+            let n = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), events.as_mut_ptr(), events.len() as i32, 50) };
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            for ev in &events[..n as usize] {
+                let (kind, f) = (ev.u64 >> 32, (ev.u64 & 0xffff_ffff) as usize);
+                match kind {
+                    TIMER => self.timers_due(end)?,
+                    LISTEN => self.accept(f)?,
+                    TCP_SINK => self.read_tcp(f),
+                    TCP_SEND => self.write_tcp(f),
+                    UDP_SINK => self.read_udp(f),
+                    _ => unreachable!("tokens are ours"),
+                }
+            }
+        }
+        for fl in &mut self.flows {
+            if let Some(s) = &fl.sender {
+                fl.stats.info = tcp_info(s.as_raw_fd());
+            }
+        }
+        Ok(self.flows.into_iter().map(|f| f.stats).collect())
+    }
+
+    /// Sets the timer descriptor for the earliest timer.
+    fn arm(&self) -> io::Result<()> {
+        let Some(&Reverse((at, _))) = self.timers.peek() else {
+            return Ok(());
+        };
+        let abs = self.t0 + at.0.max(1);
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+            it_value: libc::timespec {
+                tv_sec: (abs / 1_000_000_000) as libc::time_t,
+                tv_nsec: (abs % 1_000_000_000) as libc::c_long,
+            },
+        };
+        // SAFETY: `spec` is live for the call.
+        check(
+            unsafe { libc::timerfd_settime(self.timerfd.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) } as _,
+            "timerfd_settime",
+        )
+        .map(|_| ())
+    }
+
+    fn timers_due(&mut self, end: Time) -> io::Result<()> {
+        let mut x = 0u64;
+        // SAFETY: reads the expiry count into `x`.
+        unsafe { libc::read(self.timerfd.as_raw_fd(), &mut x as *mut u64 as *mut libc::c_void, 8) };
+        loop {
+            let now = self.now();
+            let Some(&Reverse((at, f))) = self.timers.peek() else { break };
+            if at > now {
+                break;
+            }
+            self.timers.pop();
+            match self.flows[f].plan.app {
+                FlowApp::Tcp { .. } => self.connect(f)?,
+                FlowApp::Udp(_) => {
+                    if let Some(next) = self.send_udp(f, at) {
+                        if next < end {
+                            self.timers.push(Reverse((next, f)));
+                        }
+                    }
+                }
+            }
+        }
+        self.arm()
+    }
+
+    /// Opens flow `f`'s TCP connection from its source host.
+    fn connect(&mut self, f: usize) -> io::Result<()> {
+        let (src, dst) = (self.flows[f].plan.src_host, self.flows[f].plan.dst_host);
+        self.enter(src)?;
+        let s = socket(libc::SOCK_STREAM)?;
+        if let FlowApp::Tcp { cc, .. } = &self.flows[f].plan.app {
+            let name = CString::new(cc.as_str()).expect("no NUL");
+            // SAFETY: the name's bytes are live for the call.
+            check(
+                unsafe {
+                    libc::setsockopt(s.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_CONGESTION, name.as_ptr() as *const libc::c_void, cc.len() as u32)
+                } as _,
+                &format!("congestion control {cc:?}"),
+            )?;
+        }
+        let sa = sockaddr(lab::host_ip(dst), FLOW_PORT_BASE + f as u16);
+        // SAFETY: `sa` is live for the call.
+        let r = unsafe { libc::connect(s.as_raw_fd(), &sa as *const _ as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_in>() as u32) };
+        if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINPROGRESS) {
+            return Err(io::Error::other(format!("connect for flow {f}: {}", io::Error::last_os_error())));
+        }
+        self.watch(s.as_raw_fd(), libc::EPOLLOUT as u32, token(TCP_SEND, f))?;
+        self.flows[f].sender = Some(s);
+        Ok(())
+    }
+
+    fn accept(&mut self, f: usize) -> io::Result<()> {
+        let Some(l) = &self.flows[f].listener else { return Ok(()) };
+        // SAFETY: accept4 on our listener; the result is owned at once.
+        let c = unsafe { libc::accept4(l.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC) };
+        if c < 0 {
+            return Ok(());
+        }
+        let c = unsafe { OwnedFd::from_raw_fd(c) };
+        self.watch(c.as_raw_fd(), libc::EPOLLIN as u32, token(TCP_SINK, f))?;
+        self.flows[f].sink = Some(c);
+        Ok(())
+    }
+
+    fn write_tcp(&mut self, f: usize) {
+        let fl = &mut self.flows[f];
+        let Some(s) = &fl.sender else { return };
+        let FlowApp::Tcp { bytes, .. } = fl.plan.app else { return };
+        loop {
+            let want = match bytes {
+                Some(b) => (b - fl.sent).min(self.buf.len() as u64) as usize,
+                None => self.buf.len(),
+            };
+            if want == 0 {
+                // SAFETY: shutdown of our socket; epoll stops watching it.
+                unsafe {
+                    libc::shutdown(s.as_raw_fd(), libc::SHUT_WR);
+                    libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_DEL, s.as_raw_fd(), std::ptr::null_mut());
+                }
+                return;
+            }
+            // SAFETY: `buf` is live for the call.
+            let n = unsafe { libc::send(s.as_raw_fd(), self.buf.as_ptr() as *const libc::c_void, want, libc::MSG_NOSIGNAL) };
+            if n <= 0 {
+                return;
+            }
+            fl.sent += n as u64;
+        }
+    }
+
+    fn read_tcp(&mut self, f: usize) {
+        let now = self.now();
+        let inside = self.window.contains(now);
+        let fl = &mut self.flows[f];
+        let Some(s) = &fl.sink else { return };
+        loop {
+            // SAFETY: `buf` is live for the call.
+            let n = unsafe { libc::recv(s.as_raw_fd(), self.buf.as_mut_ptr() as *mut libc::c_void, self.buf.len(), 0) };
+            if n == 0 {
+                fl.stats.done_at.get_or_insert(now);
+                // SAFETY: stop watching the closed connection.
+                unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_DEL, s.as_raw_fd(), std::ptr::null_mut()) };
+                return;
+            }
+            if n < 0 {
+                return;
+            }
+            fl.stats.transfer_bytes += n as u64;
+            if inside {
+                fl.stats.delivered_bytes += n as u64;
+            }
+        }
+    }
+
+    /// Emits flow `f`'s packets due at `at`; returns when it sends next.
+    fn send_udp(&mut self, f: usize, at: Time) -> Option<Time> {
+        if self.flows[f].sender.is_none() {
+            let (src, dst) = (self.flows[f].plan.src_host, self.flows[f].plan.dst_host);
+            self.enter(src).ok()?;
+            let s = socket(libc::SOCK_DGRAM).ok()?;
+            setopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_SNDBUF, &(4i32 << 20), "SO_SNDBUF").ok()?;
+            let sa = sockaddr(lab::host_ip(dst), FLOW_PORT_BASE + f as u16);
+            // SAFETY: `sa` is live for the call.
+            unsafe { libc::connect(s.as_raw_fd(), &sa as *const _ as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_in>() as u32) };
+            self.flows[f].sender = Some(s);
+        }
+        let fl = &mut self.flows[f];
+        let FlowApp::Udp(src) = &mut fl.plan.app else { return None };
+        let (n, next) = src.fire(at);
+        let late = mono_ns().saturating_sub(self.t0).saturating_sub(at.0);
+        if self.window.contains(at) && fl.stats.send_late_ns.len() < MAX_DELAY_SAMPLES {
+            fl.stats.send_late_ns.push(late);
+        }
+        for _ in 0..n {
+            let size = src.packet_size().max(UDP_HEADERS + 16);
+            let len = (size - UDP_HEADERS) as usize;
+            let len = len.min(self.buf.len());
+            fl.udp_seq += 1;
+            self.buf[0..8].copy_from_slice(&fl.udp_seq.to_le_bytes());
+            self.buf[8..16].copy_from_slice(&realtime_ns().to_le_bytes());
+            let s = fl.sender.as_ref().expect("opened above");
+            // SAFETY: `buf` is live for the call.
+            let r = unsafe { libc::send(s.as_raw_fd(), self.buf.as_ptr() as *const libc::c_void, len, 0) };
+            if r < 0 {
+                fl.stats.send_errors += 1;
+            }
+        }
+        next
+    }
+
+    fn read_udp(&mut self, f: usize) {
+        let fl = &mut self.flows[f];
+        let Some(s) = &fl.sink else { return };
+        let mut control = [0u64; 16];
+        loop {
+            let mut iov = libc::iovec {
+                iov_base: self.buf.as_mut_ptr() as *mut libc::c_void,
+                iov_len: self.buf.len(),
+            };
+            // SAFETY: a zeroed msghdr is valid; its buffers are set to live
+            // arrays below.
+            let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+            msg.msg_iov = &mut iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
+            msg.msg_controllen = std::mem::size_of_val(&control);
+            // SAFETY: `msg` points to live buffers for the call.
+            let n = unsafe { libc::recvmsg(s.as_raw_fd(), &mut msg, 0) };
+            if n < 16 {
+                return;
+            }
+            let now = Time(mono_ns().saturating_sub(self.t0));
+            let arrived = rx_stamp(&msg).unwrap_or_else(realtime_ns);
+            let sent = u64::from_le_bytes(self.buf[8..16].try_into().expect("8 bytes"));
+            if self.window.contains(now) {
+                let d = arrived.saturating_sub(sent);
+                fl.stats.delivered_pkts += 1;
+                fl.stats.delivered_bytes += n as u64 + UDP_HEADERS as u64;
+                fl.stats.delay.push(aqmlab_qdisc::Duration(d));
+                if fl.stats.delays_ns.len() < MAX_DELAY_SAMPLES {
+                    fl.stats.delays_ns.push(d);
+                }
+            }
+        }
+    }
+}
+
+/// The kernel's receive stamp (SCM_TIMESTAMPNS) of a received message.
+fn rx_stamp(msg: &libc::msghdr) -> Option<u64> {
+    // SAFETY: walks the control messages the kernel wrote into `msg`.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                return Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+            }
+            c = libc::CMSG_NXTHDR(msg, c);
+        }
+    }
+    None
+}
+
+fn tcp_info(fd: RawFd) -> Option<TcpInfo> {
+    // SAFETY: a zeroed tcp_info is valid; the kernel fills what it has.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    let r = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, &mut info as *mut _ as *mut libc::c_void, &mut len) };
+    (r == 0).then(|| TcpInfo {
+        total_retrans: info.tcpi_total_retrans,
+        cwnd: info.tcpi_snd_cwnd,
+        ssthresh: info.tcpi_snd_ssthresh,
+        srtt_s: info.tcpi_rtt as f64 * 1e-6,
+        rto_s: info.tcpi_rto as f64 * 1e-6,
+    })
+}
