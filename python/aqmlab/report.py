@@ -157,8 +157,9 @@ def _metric_plots(figs: _Figures, exp: str, df: pd.DataFrame, axes: list[str], m
             half = (g["ci_high"] - g["ci_low"]) / 2
             label = ", ".join(str(k) for k in key) or None
             emulated = "engine" in others and key[others.index("engine")] == EMULATION
-            ax.errorbar(xs, g["mean"], yerr=half.fillna(0), marker="o", capsize=3, label=label,
-                        linestyle="--" if emulated else "-")
+            # Engines on the x axis are categories: points, no line between them.
+            style = "none" if x == "engine" else "--" if emulated else "-"
+            ax.errorbar(xs, g["mean"], yerr=half.fillna(0), marker="o", capsize=3, label=label, linestyle=style)
         ax.set_xlabel(x)
         ax.set_ylabel(metric_label(metric))
         ax.set_title(f"{exp}: {metric.rsplit('.', 1)[-1]} (mean, 95% CI)")
