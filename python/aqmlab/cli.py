@@ -199,8 +199,11 @@ def emulate(scenario: str | None, assignments: tuple[str, ...], seed: int | None
 @click.option("--quiet", "-q", is_flag=True, help="No progress line.")
 @click.option("--set", "assignments", multiple=True, metavar="KEY.PATH=VALUE",
               help="Override a key of the base scenario: --set duration=50s (repeatable; not a swept key).")
+@click.option("--emulate", is_flag=True,
+              help="Emulate every run through real Linux stacks (as `aqmlab emulate`), one after another in real "
+                   "time, instead of simulating it; stored beside the simulated runs. Needs root.")
 def sweep(experiment: str, jobs: int | None, executor: str, scheduler: str | None, store: str | None, rerun: bool,
-          quiet: bool, assignments: tuple[str, ...]) -> None:
+          quiet: bool, assignments: tuple[str, ...], emulate: bool) -> None:
     """Run an experiment: every sweep point x replication not yet stored."""
     from aqmlab.experiment import Experiment
 
@@ -208,8 +211,16 @@ def sweep(experiment: str, jobs: int | None, executor: str, scheduler: str | Non
     path = Path(store) if store else exp.default_store()
     if not path.parent.exists():
         raise AqmlabError(f"--store: the folder {path.parent} does not exist")
-    result = exp.sweep(executor="dask" if scheduler is not None else executor, jobs=jobs, store=path, rerun=rerun,
-                       scheduler=scheduler, progress=not quiet)
+    try:
+        result = exp.sweep(executor="dask" if scheduler is not None else executor, jobs=jobs, store=path,
+                           rerun=rerun, scheduler=scheduler, progress=not quiet, emulate=emulate)
+    except KeyboardInterrupt:
+        if not emulate:
+            raise
+        click.echo(("\n" if sys.stderr.isatty() else "") + "interrupted: the emulation under way was abandoned and "
+                   f"its namespaces removed; the runs finished before it are in {path} (run the sweep again to "
+                   "resume)", err=True)
+        sys.exit(130)
     counts, df = result.counts, result.table
     click.echo(f"{exp.name}: {counts['ok']} runs ok, {counts['failed']} failed, "
                f"{counts['skipped']} already stored; results in {path}")

@@ -74,6 +74,9 @@ _KEYS = tuple(KEYS)
 # group) is refused rather than left to fill the memory.
 MAX_POINTS = 100_000
 MAX_RUNS = 1_000_000
+#: What the store's ``simulator`` column says of an emulated run
+#: (``aqmlab sweep --emulate``); aqmlab's simulator is ``"aqmlab"``.
+EMULATION = "emulation"
 
 
 @dataclass(frozen=True)
@@ -99,14 +102,16 @@ class Point:
 @dataclass(frozen=True)
 class RunSpec:
     """One run of an experiment: a sweep point, a replication and its seed,
-    and the key that identifies it in a store (hash of the scenario, the seed
-    and the engine version)."""
+    the key that identifies it in a store (hash of the scenario, the seed
+    and the engine version) and whether it is emulated rather than
+    simulated."""
 
     point: Point
     replication: int
     seed: int
     scenario: Scenario = field(compare=False)
     key: str = ""
+    emulated: bool = False
 
 
 @dataclass(frozen=True)
@@ -131,14 +136,20 @@ def _labels(values: list[Any]) -> list[str]:
     return [v if isinstance(v, str) else json.dumps(v, sort_keys=True, default=str) for v in values]
 
 
-def run_key(experiment: str, labels: dict[str, str], scenario: Scenario, seed: int) -> str:
+def run_key(experiment: str, labels: dict[str, str], scenario: Scenario, seed: int, emulated: bool = False) -> str:
     """The store key of a run: SHA-256 over the experiment's name, the sweep
     point's labels, the canonical scenario JSON, the seed and the engine
-    version. A run is reused only by the same experiment at the same point
-    with the same scenario, seed and engine; any change to the scenario or a
-    new engine makes a new run."""
-    blob = json.dumps({"experiment": experiment, "labels": labels, "scenario": scenario.to_dict(), "seed": seed,
-                       "engine": _engine.ENGINE_VERSION}, sort_keys=True, default=str)
+    version, and for an emulated run the word "emulation" too, so the same
+    point, replication and seed emulated and simulated are two runs. A run
+    is reused only by the same experiment at the same point with the same
+    scenario, seed and engine; any change to the scenario or a new engine
+    makes a new run. (A simulated run's key has no such field, so stores
+    written before emulation keep their keys.)"""
+    fields = {"experiment": experiment, "labels": labels, "scenario": scenario.to_dict(), "seed": seed,
+              "engine": _engine.ENGINE_VERSION}
+    if emulated:
+        fields["simulator"] = EMULATION
+    blob = json.dumps(fields, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -380,35 +391,47 @@ class Experiment:
     def scenario(self, point: Point) -> Scenario:
         return self.base.with_(**{path: copy.deepcopy(value) for path, value, _ in point.settings})
 
-    def runs(self, replications: int | None = None) -> list[RunSpec]:
-        """Every run: point-major, replication r with seed `seed + r`."""
+    def runs(self, replications: int | None = None, emulate: bool = False) -> list[RunSpec]:
+        """Every run: point-major, replication r with seed `seed + r`; with
+        `emulate`, the emulated runs (other keys)."""
         reps = self.replications if replications is None else replications
         out = []
         for p in self.points():
             sc = self.scenario(p)
             for r in range(reps):
                 seed = self.seed + r
-                out.append(RunSpec(p, r, seed, sc, run_key(self.name, p.labels(), sc, seed)))
+                out.append(RunSpec(p, r, seed, sc, run_key(self.name, p.labels(), sc, seed, emulate), emulate))
         return out
 
     def axis_paths(self) -> list[str]:
         return [a.path for a in self.axes]
 
     def run(self, executor: str = "local", jobs: int | None = None, store: str | Path | None = None,
-            rerun: bool = False, scheduler: str | None = None, progress: bool = False):
+            rerun: bool = False, scheduler: str | None = None, progress: bool = False, emulate: bool = False):
         """Runs the experiment (skipping runs already in the store) and
         returns the table of mean and 95% CI per point and metric."""
         return self.sweep(executor=executor, jobs=jobs, store=store, rerun=rerun, scheduler=scheduler,
-                          progress=progress).table
+                          progress=progress, emulate=emulate).table
 
     def sweep(self, executor: str = "local", jobs: int | None = None, store: str | Path | None = None,
-              rerun: bool = False, scheduler: str | None = None, progress: bool = False) -> SweepOutcome:
+              rerun: bool = False, scheduler: str | None = None, progress: bool = False,
+              emulate: bool = False) -> SweepOutcome:
         """:meth:`run`, returning besides the table what became of the runs
         (``aqmlab sweep`` prints it). The experiment checked its points when
         it was made; a run is checked only by the engine as it reads it, and
         one it rejects is stored as failed. If the sweep cannot start (e.g.
         the Dask scheduler is out of reach), a store file this call created
-        is removed again."""
+        is removed again.
+
+        With `emulate`, every run goes through :func:`aqmlab.emulate` (real
+        Linux stacks, in real time) instead of the simulator, one after
+        another in this thread; `jobs` above 1 and the Dask executor are
+        refused, as is a machine where emulation is impossible. Emulated
+        runs are stored beside the simulated ones, under keys of their own,
+        and the table has a row per point for each (column ``engine``). A
+        Ctrl-C abandons the emulation under way (its namespaces are removed)
+        and raises KeyboardInterrupt; every run finished before it is
+        stored."""
         from aqmlab.store import Store
         from aqmlab.sweep import execute, table
 
@@ -417,7 +440,7 @@ class Experiment:
         try:
             with Store(path) as st:
                 counts = execute(self, st, executor=executor, jobs=jobs, rerun=rerun, scheduler=scheduler,
-                                 progress=progress)
+                                 progress=progress, emulate=emulate)
                 return SweepOutcome(path, counts, table(st, self.name, self.metrics or None), st.failures(self.name))
         except AqmlabError:
             # Raised before any run started: a store this call created

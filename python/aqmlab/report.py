@@ -7,6 +7,10 @@ For every experiment in the store:
   axes' labels, with 95% confidence intervals as error bars;
 - the consecutive-loss distribution of the bottleneck per sweep point
   (pooled over replications);
+- where some runs were emulated (``aqmlab sweep --emulate``), each engine's
+  runs apart: a line of their own in every plot (dashed for emulation;
+  with nothing else swept, the engines side by side on the x axis), their
+  own rows in the table, loss runs labelled with the engine;
 - for replication 0 of each point that traced its queues: queue length and
   average queue, and the drop/mark probability, against time.
 
@@ -41,6 +45,7 @@ from jinja2 import Environment, PackageLoader  # noqa: E402
 from markupsafe import Markup  # noqa: E402
 
 from aqmlab import _engine  # noqa: E402
+from aqmlab.experiment import EMULATION  # noqa: E402
 from aqmlab.files import write_atomic  # noqa: E402
 from aqmlab.store import Store  # noqa: E402
 from aqmlab.sweep import table  # noqa: E402
@@ -131,9 +136,14 @@ def _slug(text: str) -> str:
 
 def _metric_plots(figs: _Figures, exp: str, df: pd.DataFrame, axes: list[str], metrics: list[str]) -> None:
     x = _x_axis(df, axes)
+    engines = "engine" in df.columns  # the table keeps emulated runs apart
+    if engines and (x is None or df[x].nunique() == 1):
+        x = "engine"  # nothing swept varies: simulation and emulation side by side
     if x is None:
         return
     others = [a for a in axes if a != x and df[a].nunique() > 1]
+    if engines and x != "engine":
+        others.append("engine")
     numeric = all(_number(str(v)) is not None for v in df[x].unique())
     for metric in metrics:
         d = df[df.metric == metric]
@@ -146,7 +156,10 @@ def _metric_plots(figs: _Figures, exp: str, df: pd.DataFrame, axes: list[str], m
             xs = [(_number(str(v)) if numeric else str(v)) for v in g[x]]
             half = (g["ci_high"] - g["ci_low"]) / 2
             label = ", ".join(str(k) for k in key) or None
-            ax.errorbar(xs, g["mean"], yerr=half.fillna(0), marker="o", capsize=3, label=label)
+            emulated = "engine" in others and key[others.index("engine")] == EMULATION
+            # Engines on the x axis are categories: points, no line between them.
+            style = "none" if x == "engine" else "--" if emulated else "-"
+            ax.errorbar(xs, g["mean"], yerr=half.fillna(0), marker="o", capsize=3, label=label, linestyle=style)
         ax.set_xlabel(x)
         ax.set_ylabel(metric_label(metric))
         ax.set_title(f"{exp}: {metric.rsplit('.', 1)[-1]} (mean, 95% CI)")
@@ -164,16 +177,20 @@ def _point_names(st: Store, exp: str) -> dict[str, str]:
     return {json.dumps(d): ", ".join(f"{k}={d[k]}" for k in varying) or exp for d in all_labels}
 
 
-def _loss_run_plot(figs: _Figures, st: Store, exp: str, queue: str = "bottleneck") -> None:
+def _loss_run_plot(figs: _Figures, st: Store, exp: str, queue: str = "bottleneck", engines: bool = False) -> None:
+    """With `engines`, each point's runs are pooled per engine, and the
+    engine is in their name."""
     prefix = f"queues.{queue}.consecutive_loss.hist."
     rows = st.pooled_metrics(exp, prefix)
     if not rows:
         return
     names = _point_names(st, exp)
     hist: dict[str, dict[int, float]] = {}
-    for labels, metric, count in rows:
-        name = names[json.dumps(labels)]
-        hist.setdefault(name, {})[int(metric[len(prefix):])] = count
+    for labels, engine, metric, count in rows:
+        name = names[json.dumps(labels)] + (f" [{engine}]" if engines else "")
+        h = hist.setdefault(name, {})
+        k = int(metric[len(prefix):])
+        h[k] = h.get(k, 0) + count  # without `engines`, a point's engines (if several) pooled
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for name, h in hist.items():
         total = sum(h.values())
@@ -244,7 +261,7 @@ def write_report(store_path: str | Path, out: str | Path, experiment: str | None
             start = len(figs.items)
             if not df.empty:
                 _metric_plots(figs, name, df, axes, wanted)
-            _loss_run_plot(figs, st, name)
+            _loss_run_plot(figs, st, name, engines="engine" in df.columns)
             _series_plots(figs, st, name, series_points)
             counts = st.status_counts(name)
             failed = [(json.dumps(labels), rep, error) for labels, rep, error in st.failed_runs(name)]

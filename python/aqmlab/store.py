@@ -11,8 +11,16 @@ Tables:
   version), experiment, sweep point index and labels (JSON, key path ->
   label), replication, seed, engine version, scenario hash, status (``ok``
   or ``failed``), error message, wall time, the scenario and the whole
-  summary (JSON), and the simulator that ran it (``aqmlab``, or ``ns-2``
-  for the runs `aqmlab crosscheck --store` keeps beside aqmlab's).
+  summary (JSON), and the simulator that ran it: ``aqmlab``, ``ns-2`` for
+  the runs `aqmlab crosscheck --store` keeps beside aqmlab's, or
+  ``emulation`` for the runs of `aqmlab sweep --emulate`, which went
+  through real Linux stacks (:mod:`aqmlab.emulation`). The column names
+  what produced the run's summary, which an emulation is as much as a
+  simulator is; it was there already, with the meaning wanted, so
+  emulated runs reuse it rather than adding an ``engine`` column that
+  would have to be kept consistent with it. The tables and reports call
+  it the run's engine (a column ``engine``, since a crosscheck's sweep
+  axis is already called ``simulator``).
 - ``metrics``: every numeric summary value of every ok run, long format
   (key, metric as a dotted path such as ``queues.bottleneck.loss_rate``,
   value; NULL where the run could not measure it).
@@ -103,7 +111,8 @@ class StoredExperiment(NamedTuple):
 
 class StoredRun(NamedTuple):
     """An ok run as the store keeps it; `labels` maps each swept key path to
-    its label at the run's point."""
+    its label at the run's point, `engine` is what ran it (the ``simulator``
+    column: ``aqmlab``, ``ns-2`` or ``emulation``)."""
 
     key: str
     point: int
@@ -111,6 +120,7 @@ class StoredRun(NamedTuple):
     seed: int
     labels: dict[str, str]
     summary: dict[str, Any]
+    engine: str = "aqmlab"
 
 
 class Store:
@@ -220,6 +230,12 @@ class Store:
         """Keys of every stored run, ok or failed."""
         return {k for (k,) in self.db.execute("SELECT key FROM runs").fetchall()}
 
+    def has_runs(self, experiment: str, engine: str) -> bool:
+        """Whether any run of `experiment` (of any version of it) that
+        `engine` ran is stored."""
+        return self.db.execute("SELECT count(*) > 0 FROM runs WHERE experiment = ? AND simulator = ?",
+                               [experiment, engine]).fetchone()[0]
+
     def done_keys(self) -> set[str]:
         """Keys of the runs stored as ok (failed runs are tried again)."""
         return {k for (k,) in self.db.execute("SELECT key FROM runs WHERE status = 'ok'").fetchall()}
@@ -256,8 +272,8 @@ class Store:
         with `flows`, each summary gets its per-flow rows back under
         ``"flows"``, as the engine gave them."""
         rows = self.db.execute(
-            "SELECT key, point, replication, seed, labels, summary FROM runs WHERE status = 'ok' AND key IN "
-            "(SELECT unnest(?)) ORDER BY point, replication", [self.current_keys(experiment)]).fetchall()
+            "SELECT key, point, replication, seed, labels, summary, simulator FROM runs WHERE status = 'ok' AND key "
+            "IN (SELECT unnest(?)) ORDER BY point, replication, simulator", [self.current_keys(experiment)]).fetchall()
         per_run: dict[str, list[dict[str, Any]]] = {}
         if flows:
             for key, data in self.db.execute(
@@ -271,8 +287,8 @@ class Store:
                 s["flows"] = per_run.get(key, [])
             return s
 
-        return [StoredRun(key, point, rep, seed, json.loads(labels), summary(key, text))
-                for key, point, rep, seed, labels, text in rows]
+        return [StoredRun(key, point, rep, seed, json.loads(labels), summary(key, text), engine)
+                for key, point, rep, seed, labels, text, engine in rows]
 
     def run_key(self, experiment: str, point: int, replication: int) -> str | None:
         """The key of `experiment`'s current ok run at `point` and
@@ -291,11 +307,12 @@ class Store:
 
     # Metrics ----------------------------------------------------------------
 
-    def metric_values(self, experiment: str | None = None,
-                      metrics: list[str] | None = None) -> list[tuple[str, int, dict[str, str], str, float | None]]:
-        """(experiment, point, labels, metric, value) of every ok run of each
-        experiment's latest sweep (only `experiment` if given, only
-        `metrics` if given), by experiment, point, metric and replication."""
+    def metric_values(self, experiment: str | None = None, metrics: list[str] | None = None
+                      ) -> list[tuple[str, int, dict[str, str], str, str, float | None]]:
+        """(experiment, point, labels, engine, metric, value) of every ok run
+        of each experiment's latest sweep (only `experiment` if given, only
+        `metrics` if given), by experiment, point, engine, metric and
+        replication; the engine is the run's ``simulator``."""
         current = self.experiment_keys()
         where, args = "r.status = 'ok'", []
         if experiment is not None:
@@ -305,20 +322,22 @@ class Store:
             where += f" AND m.metric IN ({', '.join('?' for _ in metrics)})"
             args.extend(metrics)
         rows = self.db.execute(
-            "SELECT r.experiment, r.key, r.point, r.labels, m.metric, m.value FROM runs r JOIN metrics m USING (key) "
-            f"WHERE {where} ORDER BY r.experiment, r.point, m.metric, r.replication", args).fetchall()
-        return [(exp, point, json.loads(labels), metric, value) for exp, key, point, labels, metric, value in rows
-                if key in current.get(exp, ())]
+            "SELECT r.experiment, r.key, r.point, r.labels, r.simulator, m.metric, m.value FROM runs r "
+            f"JOIN metrics m USING (key) WHERE {where} ORDER BY r.experiment, r.point, r.simulator, m.metric, "
+            "r.replication", args).fetchall()
+        return [(exp, point, json.loads(labels), engine, metric, value)
+                for exp, key, point, labels, engine, metric, value in rows if key in current.get(exp, ())]
 
-    def pooled_metrics(self, experiment: str, prefix: str) -> list[tuple[dict[str, str], str, float]]:
-        """(labels, metric, sum over replications) of every metric starting
-        with `prefix`, per sweep point of `experiment`'s current ok runs,
-        ordered by the labels' JSON text and the metric."""
+    def pooled_metrics(self, experiment: str, prefix: str) -> list[tuple[dict[str, str], str, str, float]]:
+        """(labels, engine, metric, sum over replications) of every metric
+        starting with `prefix`, per sweep point and engine of `experiment`'s
+        current ok runs, ordered by the labels' JSON text, the engine and
+        the metric."""
         rows = self.db.execute(
-            "SELECT r.labels, m.metric, sum(m.value) FROM runs r JOIN metrics m USING (key) "
-            "WHERE r.status = 'ok' AND r.key IN (SELECT unnest(?)) AND starts_with(m.metric, ?) GROUP BY 1, 2",
+            "SELECT r.labels, r.simulator, m.metric, sum(m.value) FROM runs r JOIN metrics m USING (key) "
+            "WHERE r.status = 'ok' AND r.key IN (SELECT unnest(?)) AND starts_with(m.metric, ?) GROUP BY 1, 2, 3",
             [self.current_keys(experiment), prefix]).fetchall()
-        return [(json.loads(labels), metric, total) for labels, metric, total in sorted(rows)]
+        return [(json.loads(labels), engine, metric, total) for labels, engine, metric, total in sorted(rows)]
 
     # Writing ----------------------------------------------------------------
 

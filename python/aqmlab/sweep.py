@@ -4,6 +4,8 @@ An executor is anything with ``submit(fn, *args) -> future`` and a way to
 iterate futures as they finish; :func:`execute` is the only place that
 knows about them. Runs happen on the executor; results are written to the
 store by the calling thread alone, each as soon as its run finishes.
+Emulated runs (``emulate=True``) take no executor: they take real time and
+share one router, so the calling thread runs them one after another.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import pandas as pd
 
 from aqmlab import _engine
 from aqmlab.exceptions import AqmlabError, ConfigError
-from aqmlab.scenario import run_json
+from aqmlab.experiment import EMULATION
+from aqmlab.scenario import Scenario, run_json
 from aqmlab.stats import summarize
 from aqmlab.store import Store
 
@@ -99,6 +102,44 @@ def run_one(scenario_json: str, seed: int) -> dict[str, Any]:
         return {"status": "failed", "error": f"{type(e).__name__}: {e}", "wall_s": time.perf_counter() - t0}
 
 
+def emulate_one(scenario: Scenario, seed: int) -> dict[str, Any]:
+    """Emulates one scenario with one seed, as :func:`run_one` runs it:
+    whatever goes wrong (the emulator refusing the scenario, the system
+    refusing something) comes back as a failed run, its error starting with
+    ``emulation:``. Only Ctrl-C gets through, as KeyboardInterrupt, after
+    the emulation removed its namespaces."""
+    from aqmlab.emulation import emulate
+
+    t0 = time.perf_counter()
+    try:
+        res = emulate(scenario, seed=seed)
+        # The engine's result as the simulator gives it: summary and series.
+        return {"status": "ok", "result": {"summary": res.summary, "series": res._series},
+                "wall_s": time.perf_counter() - t0}
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except ConfigError as e:  # stored on one line
+        error = f"emulation: {'; '.join(e.lines())}"
+    except BaseException as e:  # noqa: BLE001 - a failed run is data, as with the simulator
+        error = f"emulation: {type(e).__name__}: {e}"
+    return {"status": "failed", "error": error, "wall_s": time.perf_counter() - t0}
+
+
+def _check_emulation(executor: str, jobs: int | None) -> None:
+    """Emulated runs take real time on one router: one at a time, here."""
+    if executor != "local":
+        raise AqmlabError(f"--executor {executor}: emulated runs take real time on this machine's router and run "
+                          "one after another in this process; drop --executor and --scheduler with --emulate")
+    if jobs is not None and jobs > 1:
+        raise AqmlabError(f"--jobs {jobs}: emulated runs take real time on one router and run one after another; "
+                          "drop --jobs with --emulate")
+    from aqmlab.emulation import unavailable
+
+    why = unavailable()
+    if why is not None:
+        raise AqmlabError(f"--emulate: emulation is impossible on this machine: {why}")
+
+
 class _Progress:
     """done / failed / remaining / time left on one stderr line."""
 
@@ -135,18 +176,28 @@ class _Progress:
 
 
 def execute(exp: Any, store: Store, executor: str = "local", jobs: int | None = None, rerun: bool = False,
-            scheduler: str | None = None, progress: bool = False) -> dict[str, int]:
+            scheduler: str | None = None, progress: bool = False, emulate: bool = False) -> dict[str, int]:
     """Runs every run of `exp` not yet stored (all of them with `rerun`),
     writing each to `store` as it finishes. Returns counts of ok, failed and
-    skipped runs."""
+    skipped runs. With `emulate`, the emulated runs instead of the
+    simulated ones, one after another (see :meth:`Experiment.sweep`)."""
     if executor not in EXECUTORS:
         raise AqmlabError(f"executor: \"{executor}\" is not known; allowed: {', '.join(EXECUTORS)}")
     if scheduler is not None and executor != "dask":
         raise AqmlabError("--scheduler: a scheduler address needs --executor dask")
     if jobs is not None and jobs < 1:
         raise AqmlabError(f"jobs: must be at least 1, got {jobs}")
-    runs = exp.runs()
-    store.record_experiment(exp.name, exp.text, exp.axis_paths(), exp.metrics, [r.key for r in runs])
+    if emulate:
+        _check_emulation(executor, jobs)
+    runs = exp.runs(emulate=emulate)
+    # The experiment's current runs are its simulated and its emulated runs,
+    # both of its current version: sweeping one kind keeps the other in the
+    # tables. The other kind's keys are listed only if the store has any.
+    keys = [r.key for r in runs]
+    other = EMULATION if not emulate else "aqmlab"
+    if store.has_runs(exp.name, other):
+        keys += [r.key for r in exp.runs(emulate=not emulate)]
+    store.record_experiment(exp.name, exp.text, exp.axis_paths(), exp.metrics, keys)
     stored = store.keys()
     done = set() if rerun else store.done_keys()
     todo = [r for r in runs if r.key not in done]
@@ -161,6 +212,7 @@ def execute(exp: Any, store: Store, executor: str = "local", jobs: int | None = 
             "replication": spec.replication, "seed": spec.seed, "engine_version": _engine.ENGINE_VERSION,
             "scenario_hash": hashlib.sha256(text.encode()).hexdigest(), "status": out["status"],
             "error": out.get("error"), "wall_s": out["wall_s"], "scenario": text,
+            "simulator": EMULATION if spec.emulated else "aqmlab",
         }
         # A write that a Ctrl-C interrupted may or may not have committed:
         # writing the run again then replaces whatever is there.
@@ -178,6 +230,17 @@ def execute(exp: Any, store: Store, executor: str = "local", jobs: int | None = 
             record(spec, "", {"status": "failed", "error": str(e), "wall_s": 0.0})
     if not texts:
         bar.show(final=True)
+        return counts
+    if emulate:
+        for spec, text in texts:
+            out = emulate_one(spec.scenario, spec.seed)  # Ctrl-C: the run under way is abandoned
+            try:
+                record(spec, text, out)
+            except KeyboardInterrupt:
+                # The run had finished: store it (again, if the interrupted
+                # write committed), then stop.
+                record(spec, text, out)
+                raise
         return counts
     workers = jobs or os.cpu_count() or 1
     pool: LocalExecutor | DaskExecutor = LocalExecutor(workers) if executor == "local" else \
@@ -221,27 +284,40 @@ def execute(exp: Any, store: Store, executor: str = "local", jobs: int | None = 
 def table(store: Store, experiment: str | None = None, metrics: list[str] | None = None,
           level: float = 0.95) -> pd.DataFrame:
     """Mean, standard deviation, n and the Student-t confidence interval over
-    replications, per sweep point and metric, from the ok runs of each
-    experiment's latest sweep in `store`. Columns: experiment (only when
-    there is more than one), point, one column per swept key path (the
-    value's label), metric, mean, std, n, ci_low, ci_high."""
+    replications, per sweep point, engine and metric, from the ok runs of
+    each experiment's latest sweep in `store`. Columns: experiment (only
+    when there is more than one), point, one column per swept key path (the
+    value's label), engine (only when some runs were emulated, or some
+    point was run by more than one engine: ``aqmlab`` for the simulator,
+    ``emulation``, ``ns-2``), metric, mean, std, n, ci_low, ci_high. A
+    point's simulated and emulated runs are always separate rows, each with
+    its own statistics."""
     # A point of an experiment's latest sweep has one set of labels.
-    groups: dict[tuple[str, int, str], list[float | None]] = {}
+    groups: dict[tuple[str, int, str, str], list[float | None]] = {}
     labels_of: dict[tuple[str, int], dict[str, str]] = {}
-    for exp, point, labels, metric, value in store.metric_values(experiment, metrics):
-        groups.setdefault((exp, point, metric), []).append(value)
+    for exp, point, labels, engine, metric, value in store.metric_values(experiment, metrics):
+        groups.setdefault((exp, point, engine, metric), []).append(value)
         labels_of[exp, point] = labels
+    engines_of: dict[tuple[str, int], set[str]] = {}
+    for exp, point, engine, _ in groups:
+        engines_of.setdefault((exp, point), set()).add(engine)
+    show_engine = any(EMULATION in e or len(e) > 1 for e in engines_of.values())
     order = {m: i for i, m in enumerate(metrics or [])}
     out = []
-    for (exp, point, metric), values in groups.items():
+    for (exp, point, engine, metric), values in groups.items():
         s = summarize(values, level)
-        out.append({"experiment": exp, "point": point, **labels_of[exp, point], "metric": metric, "mean": s.mean,
+        out.append({"experiment": exp, "point": point, **labels_of[exp, point],
+                    **({"engine": engine} if show_engine else {}), "metric": metric, "mean": s.mean,
                     "std": s.std, "n": s.n, "ci_low": s.low, "ci_high": s.high})
     df = pd.DataFrame(out)
     if df.empty:
         return pd.DataFrame(columns=["point", "metric", "mean", "std", "n", "ci_low", "ci_high"])
     df["_order"] = df["metric"].map(lambda m: order.get(m, len(order)))
-    df = df.sort_values(["experiment", "point", "_order", "metric"], kind="stable").drop(columns="_order")
+    by = ["experiment", "point", "_order", "metric"]
+    if show_engine:  # each metric's engines one below the other, the simulator first
+        df["_engine"] = df["engine"].map(lambda e: "0" if e == "aqmlab" else "1" + e)
+        by.append("_engine")
+    df = df.sort_values(by, kind="stable").drop(columns=[c for c in ("_order", "_engine") if c in df])
     if df["experiment"].nunique() == 1:
         df = df.drop(columns="experiment")
     return df.reset_index(drop=True)
