@@ -37,3 +37,22 @@ def test_a_study_without_a_testbed_is_refused(tmp_path):
     assert "has no testbed half to emulate" in r.stderr and "blue" in r.stderr
     r = run_cli("reproduce", "--all", "--mode", "emulate")
     assert r.returncode == 2 and "--all runs every study simulated" in r.stderr
+
+
+def test_td_vs_red_emulates_a1_after_its_udp_calibration():
+    from aqmlab.experiment import Experiment
+    from aqmlab.studies import STUDIES
+    from aqmlab.studies.td_vs_red import EMULATED_A1
+
+    study = STUDIES["td-vs-red"]
+    # Without results, only REDopt's UDP calibration, which is simulated only.
+    first = study.emulated_experiments("smoke")
+    assert list(first) == ["a1-udp-n16"] and study.simulated_only("a1-udp-n16")
+    assert not study.simulated_only("a1-n16")
+    # The compared schemes take the emulation's shorter timing.
+    em = EMULATED_A1["smoke"]
+    timing = {"a1_duration": em["duration_s"], "a1_warmup": em["warmup_s"], "a1_reps": em["replications"]}
+    exp = Experiment.from_toml(study._a1("smoke", 16, "compare", 0.01, timing))
+    assert exp.replications == em["replications"]
+    assert exp.base.to_dict()["duration"] == f"{em['duration_s']}s"
+    assert len(exp.runs()) == 4 * em["replications"]  # TD, REDstd, GREDstd, REDopt

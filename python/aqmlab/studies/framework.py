@@ -82,11 +82,19 @@ class Study:
         """Adds the study's tables, figures and text to `report`."""
         raise NotImplementedError
 
-    def emulated_experiments(self, scale: str) -> dict[str, str]:
+    def emulated_experiments(self, scale: str, results: "StudyReport | None" = None) -> dict[str, str]:
         """The experiments of the paper's testbed half, for ``--mode
         emulate``: each runs simulated and emulated (``aqmlab emulate``,
-        real time) into one store. Empty for a study without a testbed."""
+        real time) into one store, except those :meth:`simulated_only`
+        names (a calibration whose result sets another's parameters). Called
+        again with the results so far, as :meth:`more_experiments` is, until
+        it offers nothing new. Empty for a study without a testbed."""
         return {}
+
+    def simulated_only(self, experiment: str) -> bool:
+        """Whether an experiment of :meth:`emulated_experiments` runs only
+        simulated."""
+        return False
 
     def analyse_emulation(self, report: "StudyReport") -> None:
         """Adds the emulated runs beside the simulated ones to `report`."""
@@ -405,23 +413,20 @@ def reproduce(name: str, scale: str = "quick", out: str | Path | None = None, *,
     failed = 0
     batch = add(study.emulated_experiments(scale) if emulate else study.experiments(scale))
     with Store(out / "results.duckdb") as st:
-        if emulate:
+        while batch:
             for n, exp in batch.items():
-                log(f"{name}: experiment {n} ({len(exp.runs())} runs simulated, then emulated in real time)")
-                for emulated in (False, True):
+                engines = [False] + ([True] if emulate and not study.simulated_only(n) else [])
+                log(f"{name}: experiment {n} ({len(exp.runs())} runs" +
+                    (", simulated, then emulated in real time)" if len(engines) == 2 else ")"))
+                for emulated in engines:
                     counts = execute(exp, st, executor="local" if emulated else executor,
                                      jobs=None if emulated else jobs, rerun=rerun,
                                      scheduler=None if emulated else scheduler, progress=progress,
                                      emulate=emulated)
                     failed += counts["failed"]
-        else:
-            while batch:
-                for n, exp in batch.items():
-                    log(f"{name}: experiment {n} ({len(exp.runs())} runs)")
-                    counts = execute(exp, st, executor=executor, jobs=jobs, rerun=rerun, scheduler=scheduler,
-                                     progress=progress)
-                    failed += counts["failed"]
-                batch = add(study.more_experiments(scale, StudyReport(study, scale, out, st, exps)))
+            results = StudyReport(study, scale, out, st, exps)
+            batch = add(study.emulated_experiments(scale, results) if emulate
+                        else study.more_experiments(scale, results))
     with Store(out / "results.duckdb", read_only=True) as st:
         report = StudyReport(study, scale, out, st, exps)
         if emulate:

@@ -506,7 +506,7 @@ class Blue(Study):
                                         duration_s=tb["duration_s"], replications=tb["replications"])
         return out
 
-    def emulated_experiments(self, scale: str) -> dict[str, str]:
+    def emulated_experiments(self, scale: str, results: StudyReport | None = None) -> dict[str, str]:
         """D4, the paper's testbed, to run both simulated and emulated: the
         same experiment file, the emulated runs with Linux's TCP on real
         sockets through aqmlab's RED and BLUE (``--mode emulate``)."""
