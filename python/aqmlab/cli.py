@@ -298,12 +298,17 @@ def report(store: str, out: str | None, metrics: tuple[str, ...], experiment: st
               help="Every study, each into OUT/STUDY-SCALE, and a scorecard of every paper's claims in OUT "
                    "(default: reproduce-SCALE).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress line.")
+@click.option("--mode", type=click.Choice(["simulate", "emulate"]), default="simulate", show_default=True,
+              help="emulate: the paper's testbed half only, each run both simulated and emulated through real "
+                   "Linux TCP (aqmlab emulate: real time, needs root), side by side.")
 def reproduce(study: str | None, scale: str, out: str | None, as_list: bool, jobs: int | None, executor: str,
-              scheduler: str | None, rerun: bool, every: bool, quiet: bool) -> None:
+              scheduler: str | None, rerun: bool, every: bool, quiet: bool, mode: str) -> None:
     """Reproduce one of the classic AQM studies and write its report."""
     from aqmlab.studies import SCALES, STUDIES
     from aqmlab.studies import reproduce as run_study
 
+    if every and mode != "simulate":
+        raise click.UsageError("--all runs every study simulated; give one STUDY with --mode emulate")
     if every:
         if study is not None:
             raise click.UsageError(f"give a STUDY ({study!r}) or --all, not both")
@@ -325,7 +330,7 @@ def reproduce(study: str | None, scale: str, out: str | None, as_list: bool, job
         click.echo("(expected wall time on 2 cores)")
         return
     page = run_study(study, scale, out, executor="dask" if scheduler else executor, jobs=jobs, scheduler=scheduler,
-                     rerun=rerun, progress=not quiet, log=lambda m: click.echo(m, err=True))
+                     rerun=rerun, progress=not quiet, log=lambda m: click.echo(m, err=True), mode=mode)
     click.echo(f"report written to {page}")
 
 

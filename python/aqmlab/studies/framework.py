@@ -42,6 +42,9 @@ from aqmlab.store import Store
 from aqmlab.sweep import execute
 
 SCALES = ("smoke", "quick", "full")
+#: How a study's runs are made: all simulated, or (``emulate``) its testbed
+#: half both simulated and emulated through real Linux stacks, side by side.
+MODES = ("simulate", "emulate")
 SCALE_TEXT = {
     "smoke": "SMOKE scale: a few seconds of simulated time and two replications, to check that the study runs end "
              "to end. The numbers are not meant to be read.",
@@ -77,6 +80,24 @@ class Study:
 
     def analyse(self, report: "StudyReport") -> None:
         """Adds the study's tables, figures and text to `report`."""
+        raise NotImplementedError
+
+    def emulated_experiments(self, scale: str, results: "StudyReport | None" = None) -> dict[str, str]:
+        """The experiments of the paper's testbed half, for ``--mode
+        emulate``: each runs simulated and emulated (``aqmlab emulate``,
+        real time) into one store, except those :meth:`simulated_only`
+        names (a calibration whose result sets another's parameters). Called
+        again with the results so far, as :meth:`more_experiments` is, until
+        it offers nothing new. Empty for a study without a testbed."""
+        return {}
+
+    def simulated_only(self, experiment: str) -> bool:
+        """Whether an experiment of :meth:`emulated_experiments` runs only
+        simulated."""
+        return False
+
+    def analyse_emulation(self, report: "StudyReport") -> None:
+        """Adds the emulated runs beside the simulated ones to `report`."""
         raise NotImplementedError
 
     def render(self, template: str, **context: Any) -> str:
@@ -181,9 +202,11 @@ class StudyReport:
         """The current ok runs of `experiment`: one row per run with columns
         point, replication, seed, one column per swept key path (its label),
         and ``summary`` (the run's summary as a dict; with `flows`, its
-        per-flow rows too, under ``"flows"``)."""
+        per-flow rows too, under ``"flows"``), and ``engine``: ``aqmlab`` for
+        a simulated run, ``emulation`` for an emulated one."""
         return pd.DataFrame([{"point": r.point, "replication": r.replication, "seed": r.seed, **r.labels,
-                              "summary": r.summary} for r in self.store.ok_runs(experiment, flows)])
+                              "engine": r.engine, "summary": r.summary}
+                             for r in self.store.ok_runs(experiment, flows)])
 
     def series(self, experiment: str, point: int, replication: int = 0) -> pd.DataFrame | None:
         """The time series of one run, if it traced."""
@@ -347,16 +370,32 @@ def errorbar_plot(ax: Any, df: pd.DataFrame, x: str, y: str, by: str, *, low: st
 
 def reproduce(name: str, scale: str = "quick", out: str | Path | None = None, *, executor: str = "local",
               jobs: int | None = None, scheduler: str | None = None, rerun: bool = False,
-              progress: bool = False, log: Callable[[str], None] = lambda s: None) -> Path:
-    """Runs study `name` at `scale` into `out` (default ``<name>-<scale>``)
-    and writes its report; returns the page's path. Runs already in the
-    folder's store are not run again."""
+              progress: bool = False, log: Callable[[str], None] = lambda s: None, mode: str = "simulate") -> Path:
+    """Runs study `name` at `scale` into `out` (default ``<name>-<scale>``,
+    ``<name>-<scale>-emulate`` in emulate mode) and writes its report;
+    returns the page's path. Runs already in the folder's store are not run
+    again. With ``mode="emulate"`` only the paper's testbed half runs, each
+    experiment simulated (on `executor`) and emulated (one run after
+    another, in real time; needs root)."""
     if name not in STUDIES:
         raise AqmlabError(f"study: {name!r} is not known; allowed: {', '.join(STUDIES)}")
     if scale not in SCALES:
         raise AqmlabError(f"--scale: {scale!r} is not known; allowed: {', '.join(SCALES)}")
+    if mode not in MODES:
+        raise AqmlabError(f"--mode: {mode!r} is not known; allowed: {', '.join(MODES)}")
     study = STUDIES[name]
-    out = Path(out) if out is not None else Path(f"{name}-{scale}")
+    emulate = mode == "emulate"
+    if emulate and not study.emulated_experiments(scale):
+        testbeds = [s.name for s in STUDIES.values() if s.emulated_experiments(scale)]
+        raise AqmlabError(f"--mode emulate: study {name!r} has no testbed half to emulate; studies that have one: "
+                          f"{', '.join(testbeds)}")
+    if emulate:
+        from aqmlab.emulation import unavailable
+
+        why = unavailable()
+        if why is not None:
+            raise AqmlabError(f"--mode emulate: emulation is impossible on this machine: {why}")
+    out = Path(out) if out is not None else Path(f"{name}-{scale}" + ("-emulate" if emulate else ""))
     if out.exists() and not out.is_dir():
         raise AqmlabError(f"--out: {out} exists and is not a folder")
     exps: dict[str, Experiment] = {}
@@ -372,16 +411,26 @@ def reproduce(name: str, scale: str = "quick", out: str | Path | None = None, *,
         return new
 
     failed = 0
-    batch = add(study.experiments(scale))
+    batch = add(study.emulated_experiments(scale) if emulate else study.experiments(scale))
     with Store(out / "results.duckdb") as st:
         while batch:
             for n, exp in batch.items():
-                log(f"{name}: experiment {n} ({len(exp.runs())} runs)")
-                counts = execute(exp, st, executor=executor, jobs=jobs, rerun=rerun, scheduler=scheduler,
-                                 progress=progress)
-                failed += counts["failed"]
-            batch = add(study.more_experiments(scale, StudyReport(study, scale, out, st, exps)))
+                engines = [False] + ([True] if emulate and not study.simulated_only(n) else [])
+                log(f"{name}: experiment {n} ({len(exp.runs())} runs" +
+                    (", simulated, then emulated in real time)" if len(engines) == 2 else ")"))
+                for emulated in engines:
+                    counts = execute(exp, st, executor="local" if emulated else executor,
+                                     jobs=None if emulated else jobs, rerun=rerun,
+                                     scheduler=None if emulated else scheduler, progress=progress,
+                                     emulate=emulated)
+                    failed += counts["failed"]
+            results = StudyReport(study, scale, out, st, exps)
+            batch = add(study.emulated_experiments(scale, results) if emulate
+                        else study.more_experiments(scale, results))
     with Store(out / "results.duckdb", read_only=True) as st:
         report = StudyReport(study, scale, out, st, exps)
-        study.analyse(report)
+        if emulate:
+            study.analyse_emulation(report)
+        else:
+            study.analyse(report)
         return report.write_page(failed)
