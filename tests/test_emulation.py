@@ -53,7 +53,12 @@ def test_a_packet_takes_exactly_propagation_plus_transmission_time(accuracy):
     # between identical runs (bench/README.md), so it is reported, not
     # asserted.
     assert light["delay_p50_s"] - expected < 100e-6
-    assert light["delivered"] == light["sent"] and light["drops"] == 0
+    # Nothing is lost. Packets sent in the window's last 50.8 ms arrive
+    # after it, as many as arrived in its first 50.8 ms having been sent
+    # before it: the counts agree to within the few that jitter moves
+    # across an edge.
+    assert light["drops"] == 0
+    assert abs(light["delivered"] - light["sent"]) <= 0.001 * light["sent"]
     assert accuracy["queues"]["light"]["utilization"] == pytest.approx(0.5, rel=0.005)
 
 
