@@ -7,9 +7,12 @@
 //! rings and passes them through the scenario's links, queue disciplines
 //! and monitors, built by `aqmlab_sim::net` exactly as the simulator builds
 //! them, on CLOCK_MONOTONIC; a frame leaves for its destination host when
-//! it reaches it. The hosts' traffic ([`traffic`]) is real sockets: bulk
-//! TCP with the kernel's congestion control, UDP on the simulator's own
-//! schedules. The result has the simulator's summary keys for queues and
+//! it reaches it. The hosts' traffic ([`traffic`]) is real sockets: the TCP
+//! kinds `ftp`, `file` and `onoff` (without `rate`) on the simulator's own
+//! application machine, with the kernel's congestion control (`tcp.variant`
+//! "reno", "newreno" and "sack" as Linux's reno, "cubic" and "bbr" as
+//! themselves, refused with what the kernel offers if it lacks them), and
+//! UDP on the simulator's own schedules. The result has the simulator's summary keys for queues and
 //! flows, plus `engine = "emulation"`, the timing accuracy of the router
 //! and what the kernel dropped or refused outside the scenario's queues.
 //!
@@ -30,7 +33,9 @@ use aqmlab_qdisc::{Duration, Time};
 use aqmlab_sim::config::ConfigError;
 use aqmlab_sim::monitor::Window;
 use aqmlab_sim::net::link::Network;
-use aqmlab_sim::scenario::{Scenario, SourceSpec};
+use aqmlab_qdisc::rng;
+use aqmlab_sim::app::bulk::Bulk;
+use aqmlab_sim::scenario::{Scenario, SourceSpec, TcpOnOff};
 use aqmlab_sim::transport::tcp::config::Variant;
 use aqmlab_sim::transport::udp::UdpSource;
 
@@ -113,12 +118,31 @@ impl Drop for SignalGuard {
 /// The kernel's congestion control for a group's `tcp.variant`, and
 /// whether the sender's host uses SACK: the ns-2 variants all map to
 /// Linux's `reno` (its loss recovery is always NewReno-style or SACK-based,
-/// with PRR), SACK on only for `sack`.
+/// with PRR), SACK on only for `sack`; `cubic` and `bbr` are the kernel's
+/// own, with SACK on as Linux has it by default.
 fn kernel_cc(v: Variant) -> (&'static str, bool) {
     match v {
         Variant::Reno | Variant::NewReno => ("reno", false),
         Variant::Sack => ("reno", true),
+        Variant::Cubic => ("cubic", true),
+        Variant::Bbr => ("bbr", true),
     }
+}
+
+/// Where the kernel lists the congestion controls it has loaded.
+const AVAILABLE_CC: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
+
+/// The error for group `gi` wanting `cc` when the kernel offers
+/// `available` (the text of [`AVAILABLE_CC`]); None if it is offered.
+fn cc_unavailable(gi: usize, variant: &str, cc: &str, available: &str) -> Option<ConfigError> {
+    let offered: Vec<&str> = available.split_whitespace().collect();
+    (!offered.contains(&cc)).then(|| ConfigError {
+        path: format!("traffic[{gi}].tcp.variant"),
+        message: format!(
+            "{variant:?} needs the kernel's {cc:?} congestion control, which this kernel does not offer ({AVAILABLE_CC}: {}); load its module (tcp_{cc}) or choose another variant",
+            if offered.is_empty() { "nothing".to_string() } else { offered.join(" ") }
+        ),
+    })
 }
 
 /// How a host's kernel is set up: SACK and ECN, from the flows it sends.
@@ -155,6 +179,7 @@ pub fn emulate(sc: &Scenario, seed: u64) -> Result<serde_json::Value, EmuError> 
     let mut infos = Vec::new();
     let mut plans = Vec::new();
     let mut host_tcp = vec![HostTcp::default(); host_node.len()];
+    let mut available_cc: Option<String> = None;
     let n_flows: u32 = sc.groups.iter().map(|g| g.count).sum();
     if n_flows as u64 + FLOW_PORT_BASE as u64 > 32767 {
         errs.push(ConfigError {
@@ -172,13 +197,31 @@ pub fn emulate(sc: &Scenario, seed: u64) -> Result<serde_json::Value, EmuError> 
             let app = match &g.source {
                 SourceSpec::Udp(schedule) => FlowApp::Udp(Box::new(UdpSource::seeded(seed, &name, schedule, stop))),
                 SourceSpec::Ftp {
+                    on_off: Some(TcpOnOff { rate_bps: Some(_), .. }),
+                    ..
+                } => {
+                    if j == 0 {
+                        errs.push(ConfigError {
+                            path: format!("{path}.rate"),
+                            message: "is not emulated yet: emulation runs \"onoff\" over TCP with unlimited data during ON periods (no `rate`)".into(),
+                        });
+                    }
+                    continue;
+                }
+                SourceSpec::Ftp {
                     size_bytes,
                     tcp,
-                    on_off: None,
-                    repeat: None,
+                    on_off,
+                    repeat,
                     ..
                 } => {
                     let (cc, sack) = kernel_cc(tcp.variant);
+                    if j == 0 && !tcp.variant.simulated() {
+                        let available = available_cc.get_or_insert_with(|| std::fs::read_to_string(AVAILABLE_CC).unwrap_or_default());
+                        if let Some(e) = cc_unavailable(gi, tcp.variant.name(), cc, available) {
+                            errs.push(e);
+                        }
+                    }
                     let h = &mut host_tcp[node_host[s as usize]];
                     for (have, want, key) in [(&mut h.sack, sack, "tcp.variant"), (&mut h.ecn, tcp.ecn, "tcp.ecn")] {
                         match *have {
@@ -187,7 +230,7 @@ pub fn emulate(sc: &Scenario, seed: u64) -> Result<serde_json::Value, EmuError> 
                                     errs.push(ConfigError {
                                         path: format!("{path}.{key}"),
                                         message: format!(
-                                            "differs from another group's on host {:?}; in emulation SACK and ECN are settings of a host's kernel, so the groups a host sends must agree",
+                                            "differs from another group's on host {:?}; in emulation SACK and ECN are settings of a host's kernel, so the groups a host sends must agree (SACK is on for \"sack\", \"cubic\" and \"bbr\", off for \"reno\" and \"newreno\")",
                                             sc.net.nodes[s as usize].name
                                         ),
                                     });
@@ -196,9 +239,16 @@ pub fn emulate(sc: &Scenario, seed: u64) -> Result<serde_json::Value, EmuError> 
                             _ => *have = Some(want),
                         }
                     }
+                    // The simulator's application machine, with its streams.
+                    let app = match (on_off, repeat) {
+                        (Some(o), _) => Bulk::on_off(o.on.clone(), o.off.clone(), rng::stream(seed, &format!("{name}.onoff")), start),
+                        (None, Some((size, gap))) => Bulk::file(size.clone(), gap.clone(), rng::stream(seed, &format!("{name}.repeat")), start),
+                        (None, None) => Bulk::ftp(*size_bytes, start),
+                    };
                     FlowApp::Tcp {
                         cc: cc.to_string(),
-                        bytes: *size_bytes,
+                        app: Box::new(app),
+                        bounded_unsent: on_off.is_some(),
                     }
                 }
                 other => {
@@ -206,7 +256,7 @@ pub fn emulate(sc: &Scenario, seed: u64) -> Result<serde_json::Value, EmuError> 
                         errs.push(ConfigError {
                             path: format!("{path}.kind"),
                             message: format!(
-                                "{:?} traffic is not emulated yet; emulation runs \"ftp\" (bulk TCP) and the UDP kinds \"cbr\", \"poisson\", \"batch-poisson\" and \"onoff\"",
+                                "{:?} traffic is not emulated yet; emulation runs the TCP kinds \"ftp\", \"file\" and \"onoff\" (without `rate`) and the UDP kinds \"cbr\", \"poisson\", \"batch-poisson\" and \"onoff\"",
                                 other.kind()
                             ),
                         });
@@ -367,4 +417,28 @@ pub fn emulate_json(text: &str, seed: Option<u64>) -> Result<String, EmuError> {
     let seed = seed.unwrap_or(sc.seed);
     let v = emulate(&sc, seed)?;
     Ok(serde_json::to_string(&serde_json::json!({ "summary": v, "series": {} })).expect("a JSON value serialises"))
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn test_variants_map_to_the_kernels_congestion_control_and_sack() {
+        assert_eq!(kernel_cc(Variant::NewReno), ("reno", false));
+        assert_eq!(kernel_cc(Variant::Sack), ("reno", true));
+        assert_eq!(kernel_cc(Variant::Cubic), ("cubic", true));
+        assert_eq!(kernel_cc(Variant::Bbr), ("bbr", true));
+    }
+
+    #[test]
+    fn test_a_missing_congestion_control_is_named_with_what_the_kernel_offers() {
+        assert!(cc_unavailable(0, "bbr", "bbr", "reno bbr cubic\n").is_none());
+        let e = cc_unavailable(2, "bbr", "bbr", "reno cubic\n").expect("missing");
+        assert_eq!(e.path, "traffic[2].tcp.variant");
+        assert!(e.message.starts_with("\"bbr\" needs the kernel's \"bbr\" congestion control"), "{}", e.message);
+        assert!(e.message.contains(": reno cubic)"), "{}", e.message);
+        let e = cc_unavailable(0, "cubic", "cubic", "").expect("missing");
+        assert!(e.message.contains(": nothing)"), "{}", e.message);
+    }
 }

@@ -2,10 +2,13 @@
 //! thing is measured: the queues by the same monitors, the flows' counts
 //! from the router (packets sent, dropped, delivered, their delay through
 //! the network) and from the hosts (bytes delivered to the application).
-//! What only emulation has (timing accuracy, kernel drops, TCP_INFO) is
-//! added under keys of its own.
+//! What only emulation has (timing accuracy, kernel drops, TCP_INFO, the
+//! congestion control the kernel reports) is added under keys of its own.
+//! TCP transfers (`transfers` on a flow row, the group's `transfers` times)
+//! are the simulator's keys: each from the connection's opening to the
+//! receiver having all its bytes, those that end inside the window.
 
-use aqmlab_sim::monitor::{jain_index, FlowRow, FlowStats, GroupSummary, Named};
+use aqmlab_sim::monitor::{jain_index, FlowRow, FlowStats, GroupSummary, Named, TimesSummary};
 use aqmlab_sim::scenario::{Scenario, SourceSpec};
 use serde_json::{json, Value};
 
@@ -49,6 +52,7 @@ pub fn build(sc: &Scenario, seed: u64, mut r: RouterReport, hosts: Vec<HostStats
     for g in &sc.groups {
         let mut total = FlowStats::default();
         let mut retrans = 0u64;
+        let mut transfer_times = Vec::new();
         for j in 0..g.count {
             let (src, dst) = g.endpoints(j);
             let h = &hosts[f];
@@ -89,7 +93,10 @@ pub fn build(sc: &Scenario, seed: u64, mut r: RouterReport, hosts: Vec<HostStats
                 let o = row.as_object_mut().expect("an object");
                 o.insert("delivered_bytes".into(), json!(h.delivered_bytes));
                 o.insert("transfer_bytes".into(), json!(h.transfer_bytes));
+                o.insert("transfers".into(), json!(h.transfer_times.len()));
                 o.insert("completion_s".into(), completion.map_or(Value::Null, num));
+                o.insert("congestion_control".into(), json!(h.congestion_control));
+                transfer_times.extend_from_slice(&h.transfer_times);
                 if let Some(i) = info {
                     // Whole run: TCP_INFO counts from the connection's start.
                     o.insert("retransmits_run".into(), json!(i.total_retrans));
@@ -111,12 +118,13 @@ pub fn build(sc: &Scenario, seed: u64, mut r: RouterReport, hosts: Vec<HostStats
         }
         let class = sc.classes[g.class as usize].clone();
         traffic.push(g.name.clone(), GroupSummary::pooled(g.source.kind(), class, g.count, &total, w));
-        group_tcp.push(g.source.is_tcp().then_some(retrans));
+        group_tcp.push(g.source.is_tcp().then(|| (retrans, TimesSummary::of(&mut transfer_times))));
     }
     let mut traffic = serde_json::to_value(&traffic).expect("groups serialise");
-    for (g, retrans) in sc.groups.iter().zip(group_tcp) {
-        if let Some(x) = retrans {
-            traffic[&g.name]["retransmits_run"] = json!(x);
+    for (g, tcp) in sc.groups.iter().zip(group_tcp) {
+        if let Some((retrans, transfers)) = tcp {
+            traffic[&g.name]["retransmits_run"] = json!(retrans);
+            traffic[&g.name]["transfers"] = serde_json::to_value(&transfers).expect("times serialise");
         }
     }
     let lat = &r.lateness;

@@ -1,9 +1,26 @@
 //! The hosts' traffic, through real kernel sockets in the hosts'
-//! namespaces: bulk TCP with the kernel's congestion control, and the
-//! open-loop UDP sources on the simulator's own schedules
-//! (`aqmlab_sim::transport::udp::UdpSource`, the same draws for the same
-//! seed). One thread drives them all from an epoll loop; a socket belongs
-//! to the namespace the thread was in when it opened it.
+//! namespaces: the TCP applications `ftp`, `file` and `onoff` (without a
+//! rate) with the kernel's congestion control, driven by the simulator's
+//! own application machine (`aqmlab_sim::app::bulk::Bulk`: the same
+//! streams, the same draws for the same seed), and the open-loop UDP
+//! sources on the simulator's own schedules
+//! (`aqmlab_sim::transport::udp::UdpSource`). One thread drives them all
+//! from an epoll loop; a socket belongs to the namespace the thread was in
+//! when it opened it.
+//!
+//! The machine's actions on a kernel socket:
+//! - Start / Open { size }: a new connection, written until the transfer's
+//!   bytes are in the socket (then SHUT_WR) or, unlimited, for ever;
+//! - Pause / Resume (ON/OFF): stop and restart writing. The kernel sends
+//!   what is already in the socket, so an ON/OFF socket keeps little
+//!   unsent data (TCP_NOTSENT_LOWAT = [`ONOFF_UNSENT_BYTES`], one write of
+//!   at most that per wake-up): at most about twice that leaves after an
+//!   ON period ends, where the simulator's sender sends only what it had
+//!   sent once already;
+//! - a transfer is delivered when the receiver reads the sender's FIN after
+//!   its last byte (as the simulator's, at the receiving end); `file` then
+//!   closes both ends (Close) and the next connection opens a drawn gap
+//!   later. A transfer's time runs from its connect(2) to that read.
 //!
 //! Flow `f`'s server end listens on (or, for UDP, receives at) port
 //! `FLOW_PORT_BASE + f` of its host, which is how the router tells flows
@@ -18,6 +35,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use aqmlab_qdisc::Time;
+use aqmlab_sim::app::bulk::{Bulk, BulkAction};
 use aqmlab_sim::monitor::{DelayStats, Window};
 use aqmlab_sim::transport::udp::UdpSource;
 
@@ -32,11 +50,15 @@ pub const UDP_HEADERS: u32 = 28;
 /// The most UDP delays a flow keeps for its percentiles.
 pub const MAX_DELAY_SAMPLES: usize = 1 << 20;
 
+/// The unsent bytes an ON/OFF TCP socket may hold (see the module notes).
+pub const ONOFF_UNSENT_BYTES: usize = 16 << 10;
+
 /// What a flow does.
 pub enum FlowApp {
-    /// Bulk TCP: `bytes` of data (unlimited if None) with the kernel's
-    /// congestion control `cc`.
-    Tcp { cc: String, bytes: Option<u64> },
+    /// A TCP application (`ftp`, `file`, `onoff`) as the simulator's
+    /// machine `app` says, with the kernel's congestion control `cc`;
+    /// `bounded_unsent` for ON/OFF (see [`ONOFF_UNSENT_BYTES`]).
+    Tcp { cc: String, app: Box<Bulk>, bounded_unsent: bool },
     /// An open-loop UDP source.
     Udp(Box<UdpSource>),
 }
@@ -59,9 +81,15 @@ pub struct HostStats {
     /// one, read from the timestamp each datagram carries.
     pub delay: DelayStats,
     /// TCP: payload delivered over the whole run, and when the last byte of
-    /// a finite transfer arrived (emulation time).
+    /// a single finite transfer (`ftp` with a size) arrived (emulation time).
     pub transfer_bytes: u64,
     pub done_at: Option<Time>,
+    /// TCP: the times of the transfers delivered inside the window (s),
+    /// each from its connect(2) to the receiver reading its FIN.
+    pub transfer_times: Vec<f64>,
+    /// TCP: the congestion control the sender's socket reports
+    /// (getsockopt TCP_CONGESTION) on its last connection.
+    pub congestion_control: Option<String>,
     /// TCP_INFO of the sender at the end.
     pub info: Option<TcpInfo>,
     /// Sends the kernel refused (UDP: the socket's buffer was full).
@@ -98,7 +126,14 @@ struct Flow {
     sender: Option<OwnedFd>,
     sink: Option<OwnedFd>,
     listener: Option<OwnedFd>,
+    /// TCP: bytes written on the current connection, and the current
+    /// transfer's size (None: unlimited).
     sent: u64,
+    target: Option<u64>,
+    /// TCP: when the current connection was opened, and whether the
+    /// application is in an OFF period (nothing to write).
+    opened_at: Time,
+    paused: bool,
     udp_seq: u64,
 }
 
@@ -181,6 +216,9 @@ impl Traffic {
                     sink: None,
                     listener: None,
                     sent: 0,
+                    target: None,
+                    opened_at: Time::ZERO,
+                    paused: false,
                     udp_seq: 0,
                 })
                 .collect(),
@@ -243,7 +281,7 @@ impl Traffic {
         for f in 0..self.flows.len() {
             let start = self.flows[f].plan.start;
             let first = match &mut self.flows[f].plan.app {
-                FlowApp::Tcp { .. } => Some(start),
+                FlowApp::Tcp { app, .. } => app.next_timer(),
                 FlowApp::Udp(src) => src.first(start),
             };
             if let Some(at) = first {
@@ -271,7 +309,7 @@ impl Traffic {
                 match kind {
                     TIMER => self.timers_due(end)?,
                     LISTEN => self.accept(f)?,
-                    TCP_SINK => self.read_tcp(f),
+                    TCP_SINK => self.read_tcp(f, end)?,
                     TCP_SEND => self.write_tcp(f),
                     UDP_SINK => self.read_udp(f),
                     _ => unreachable!("tokens are ours"),
@@ -279,7 +317,7 @@ impl Traffic {
             }
         }
         for fl in &mut self.flows {
-            if let Some(s) = &fl.sender {
+            if let (Some(s), FlowApp::Tcp { .. }) = (&fl.sender, &fl.plan.app) {
                 fl.stats.info = tcp_info(s.as_raw_fd());
             }
         }
@@ -318,8 +356,14 @@ impl Traffic {
                 break;
             }
             self.timers.pop();
-            match self.flows[f].plan.app {
-                FlowApp::Tcp { .. } => self.connect(f)?,
+            match &mut self.flows[f].plan.app {
+                FlowApp::Tcp { app, .. } => {
+                    let mut actions = Vec::new();
+                    // The machine's time is the schedule's, not this
+                    // thread's wake-up, so periods do not drift.
+                    app.timer(at, &mut actions);
+                    self.tcp_actions(f, &actions, end)?;
+                }
                 FlowApp::Udp(_) => {
                     if let Some(next) = self.send_udp(f, at) {
                         if next < end {
@@ -332,11 +376,70 @@ impl Traffic {
         self.arm()
     }
 
-    /// Opens flow `f`'s TCP connection from its source host.
-    fn connect(&mut self, f: usize) -> io::Result<()> {
+    /// Carries out what flow `f`'s application asked for, then sets its
+    /// next timer.
+    fn tcp_actions(&mut self, f: usize, actions: &[BulkAction], end: Time) -> io::Result<()> {
+        for &a in actions {
+            match a {
+                BulkAction::Start => {
+                    let FlowApp::Tcp { app, .. } = &self.flows[f].plan.app else { unreachable!("a TCP flow") };
+                    let size = app.size_bytes();
+                    self.connect(f, size)?;
+                }
+                BulkAction::Open { size_bytes } => self.connect(f, Some(size_bytes))?,
+                BulkAction::Pause => {
+                    self.flows[f].paused = true;
+                    self.want_writes(f, false);
+                }
+                BulkAction::Resume => {
+                    self.flows[f].paused = false;
+                    self.want_writes(f, true);
+                }
+                BulkAction::Close => {
+                    let fl = &mut self.flows[f];
+                    if let Some(s) = &fl.sender {
+                        fl.stats.congestion_control = congestion_control(s.as_raw_fd());
+                    }
+                    // Closing a descriptor takes it out of the epoll set.
+                    fl.sender = None;
+                    fl.sink = None;
+                }
+                BulkAction::Send { .. } => unreachable!("paced ON/OFF is refused before emulating"),
+            }
+        }
+        if let FlowApp::Tcp { app, .. } = &self.flows[f].plan.app {
+            if let Some(at) = app.next_timer() {
+                if at < end {
+                    self.timers.push(Reverse((at, f)));
+                }
+            }
+        }
+        // Called from a delivery too, not only from the timer.
+        self.arm()
+    }
+
+    /// Starts or stops watching flow `f`'s sender for room to write.
+    fn want_writes(&mut self, f: usize, on: bool) {
+        if let Some(s) = &self.flows[f].sender {
+            let mut ev = libc::epoll_event {
+                events: if on { libc::EPOLLOUT as u32 } else { 0 },
+                u64: token(TCP_SEND, f),
+            };
+            // SAFETY: `ev` is live for the call; the socket is in the set
+            // (or already shut down, when this fails harmlessly).
+            unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_MOD, s.as_raw_fd(), &mut ev) };
+        }
+    }
+
+    /// Opens a TCP connection for flow `f` from its source host, to carry
+    /// `size` bytes (None: unlimited).
+    fn connect(&mut self, f: usize, size: Option<u64>) -> io::Result<()> {
         let (src, dst) = (self.flows[f].plan.src_host, self.flows[f].plan.dst_host);
         self.enter(src)?;
         let s = socket(libc::SOCK_STREAM)?;
+        if let FlowApp::Tcp { bounded_unsent: true, .. } = &self.flows[f].plan.app {
+            setopt(s.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, &(ONOFF_UNSENT_BYTES as i32), "TCP_NOTSENT_LOWAT")?;
+        }
         if let FlowApp::Tcp { cc, .. } = &self.flows[f].plan.app {
             let name = CString::new(cc.as_str()).expect("no NUL");
             // SAFETY: the name's bytes are live for the call.
@@ -353,8 +456,15 @@ impl Traffic {
         if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINPROGRESS) {
             return Err(io::Error::other(format!("connect for flow {f}: {}", io::Error::last_os_error())));
         }
-        self.watch(s.as_raw_fd(), libc::EPOLLOUT as u32, token(TCP_SEND, f))?;
-        self.flows[f].sender = Some(s);
+        let events = if self.flows[f].paused { 0 } else { libc::EPOLLOUT as u32 };
+        self.watch(s.as_raw_fd(), events, token(TCP_SEND, f))?;
+        let now = self.now();
+        let fl = &mut self.flows[f];
+        fl.stats.congestion_control = congestion_control(s.as_raw_fd());
+        fl.sender = Some(s);
+        fl.sent = 0;
+        fl.target = size;
+        fl.opened_at = now;
         Ok(())
     }
 
@@ -374,11 +484,15 @@ impl Traffic {
     fn write_tcp(&mut self, f: usize) {
         let fl = &mut self.flows[f];
         let Some(s) = &fl.sender else { return };
-        let FlowApp::Tcp { bytes, .. } = fl.plan.app else { return };
+        let FlowApp::Tcp { bounded_unsent, .. } = fl.plan.app else { return };
+        if fl.paused {
+            return;
+        }
+        let chunk = if bounded_unsent { ONOFF_UNSENT_BYTES } else { self.buf.len() };
         loop {
-            let want = match bytes {
-                Some(b) => (b - fl.sent).min(self.buf.len() as u64) as usize,
-                None => self.buf.len(),
+            let want = match fl.target {
+                Some(b) => (b - fl.sent).min(chunk as u64) as usize,
+                None => chunk,
             };
             if want == 0 {
                 // SAFETY: shutdown of our socket; epoll stops watching it.
@@ -394,25 +508,38 @@ impl Traffic {
                 return;
             }
             fl.sent += n as u64;
+            // ON/OFF: one write per wake-up, so the unsent data stays
+            // near TCP_NOTSENT_LOWAT.
+            if bounded_unsent && fl.target.is_none() {
+                return;
+            }
         }
     }
 
-    fn read_tcp(&mut self, f: usize) {
+    fn read_tcp(&mut self, f: usize, end: Time) -> io::Result<()> {
         let now = self.now();
         let inside = self.window.contains(now);
         let fl = &mut self.flows[f];
-        let Some(s) = &fl.sink else { return };
+        let Some(s) = &fl.sink else { return Ok(()) };
         loop {
             // SAFETY: `buf` is live for the call.
             let n = unsafe { libc::recv(s.as_raw_fd(), self.buf.as_mut_ptr() as *mut libc::c_void, self.buf.len(), 0) };
             if n == 0 {
-                fl.stats.done_at.get_or_insert(now);
-                // SAFETY: stop watching the closed connection.
+                // SAFETY: stop watching the finished connection.
                 unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_DEL, s.as_raw_fd(), std::ptr::null_mut()) };
-                return;
+                let FlowApp::Tcp { app, .. } = &mut fl.plan.app else { return Ok(()) };
+                if inside {
+                    fl.stats.transfer_times.push((now.0.saturating_sub(fl.opened_at.0)) as f64 * 1e-9);
+                }
+                if !app.repeats() {
+                    fl.stats.done_at.get_or_insert(now);
+                }
+                let mut actions = Vec::new();
+                app.transfer_done(now, &mut actions);
+                return self.tcp_actions(f, &actions, end);
             }
             if n < 0 {
-                return;
+                return Ok(());
             }
             fl.stats.transfer_bytes += n as u64;
             if inside {
@@ -508,6 +635,18 @@ fn rx_stamp(msg: &libc::msghdr) -> Option<u64> {
         }
     }
     None
+}
+
+/// The congestion control a TCP socket uses (getsockopt TCP_CONGESTION).
+fn congestion_control(fd: RawFd) -> Option<String> {
+    let mut name = [0u8; 16];
+    let mut len = name.len() as libc::socklen_t;
+    // SAFETY: `name` is live and its length passed.
+    let r = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, name.as_mut_ptr() as *mut libc::c_void, &mut len) };
+    (r == 0).then(|| {
+        let b = &name[..(len as usize).min(name.len())];
+        String::from_utf8_lossy(b.split(|&c| c == 0).next().unwrap_or(b)).into_owned()
+    })
 }
 
 fn tcp_info(fd: RawFd) -> Option<TcpInfo> {

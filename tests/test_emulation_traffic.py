@@ -1,0 +1,165 @@
+"""The TCP traffic of emulation (issue 21): Linux's CUBIC and BBR by
+`tcp.variant`, ON/OFF over TCP and repeated `file` transfers, driven by the
+simulator's own application machine (`aqmlab_sim::app::bulk`).
+
+Each emulation is short (4 s of real time) on a dumbbell whose bottleneck
+is 10 Mb/s with a round trip of 2 x (1 + 5) ms = 12 ms, so TCP reaches the
+link's rate within a few round trips and the expected values below are
+plain arithmetic on the link. Needs root and network namespaces; skipped
+with the reason otherwise.
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+
+import aqmlab
+from aqmlab import emulation
+from aqmlab.exceptions import ConfigError
+
+WHY = emulation.unavailable()
+needs_emulation = pytest.mark.skipif(WHY is not None, reason=f"emulation impossible here: {WHY}")
+
+RATE = 10e6
+# Linux sends TCP timestamps: 1448 payload bytes in each 1500-byte packet.
+PAYLOAD_SHARE = 1448 / 1500
+
+DUMBBELL = """
+name = "emu-traffic"
+duration = "{duration}"
+warmup = "{warmup}"
+[topology]
+kind = "dumbbell"
+senders = [ {{ delay = "1ms" }}, {{ delay = "1ms" }} ]
+access_rate = "100Mbps"
+bottleneck = {{ rate = "10Mbps", delay = "4ms" }}
+qdisc = {{ kind = "droptail", limit = "100pkt" }}
+"""
+
+
+def scenario(tmp_path: Path, traffic: str, duration: str = "4s", warmup: str = "0s") -> aqmlab.Scenario:
+    path = tmp_path / "s.toml"
+    path.write_text(DUMBBELL.format(duration=duration, warmup=warmup) + traffic)
+    return aqmlab.Scenario.load(path)
+
+
+def ours() -> list[str]:
+    netns = Path("/run/netns")
+    return sorted(p.name for p in netns.iterdir() if p.name.startswith(f"aqm{os.getpid()}-")) if netns.exists() else []
+
+
+CUBIC_BBR = """
+[[traffic]]
+name = "cubic"
+kind = "ftp"
+src = "s0"
+start = "0s"
+tcp = { variant = "cubic" }
+[[traffic]]
+name = "bbr"
+kind = "ftp"
+src = "s1"
+start = "0s"
+tcp = { variant = "bbr" }
+"""
+
+
+def test_the_simulator_refuses_cubic_and_bbr_naming_the_key(tmp_path):
+    sc = scenario(tmp_path, CUBIC_BBR)
+    assert sc.problems() == [], "a valid scenario: the emulator runs it"
+    with pytest.raises(ConfigError) as e:
+        aqmlab.run(sc)
+    lines = e.value.lines()
+    assert any(line.startswith("traffic[0].tcp.variant:") and '"cubic"' in line and "aqmlab emulate" in line
+               for line in lines), lines
+    assert any(line.startswith("traffic[1].tcp.variant:") and '"bbr"' in line for line in lines), lines
+
+
+@needs_emulation
+def test_cubic_and_bbr_are_the_kernels_congestion_controls(tmp_path):
+    offered = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    if not {"cubic", "bbr"} <= set(offered):
+        pytest.skip(f"this kernel offers {offered}")
+    s = aqmlab.emulate(scenario(tmp_path, CUBIC_BBR)).summary
+    assert ours() == []
+    flows = {f["group"]: f for f in s["flows"]}
+    # getsockopt(TCP_CONGESTION) on each sender reads back its variant.
+    assert flows["cubic"]["congestion_control"] == "cubic"
+    assert flows["bbr"]["congestion_control"] == "bbr"
+    # Both moved data, and together they kept the link busy.
+    assert flows["cubic"]["delivered_bytes"] > 0 and flows["bbr"]["delivered_bytes"] > 0
+    assert s["queues"]["bottleneck"]["utilization"] > 0.9
+
+
+ONOFF = """
+[[traffic]]
+name = "onoff"
+kind = "onoff"
+transport = "tcp"
+on = "1s"
+off = "1s"
+start = "0s"
+tcp = { variant = "sack" }
+"""
+
+
+@needs_emulation
+def test_tcp_on_off_sends_only_during_on_periods(tmp_path):
+    # ON [0, 1), OFF [1, 2), ON [2, 3), OFF [3, 4), ON [4, 5) s; the window
+    # [1, 5) s holds 2 s of ON out of 4.
+    s = aqmlab.emulate(scenario(tmp_path, ONOFF, duration="5s", warmup="1s")).summary
+    assert ours() == []
+    (f,) = s["flows"]
+    assert f["congestion_control"] == "reno"
+    # A lone flow has the whole link while ON: 10 Mb/s x 2 s of payload,
+    # less a few round trips of slow start after each idle period (Linux
+    # restarts from its initial window after an idle RTO).
+    expected = RATE / 8 * 2.0 * PAYLOAD_SHARE
+    assert f["delivered_bytes"] == pytest.approx(expected, rel=0.08)
+    # The link was busy about half of the window, not all of it.
+    assert s["queues"]["bottleneck"]["utilization"] == pytest.approx(0.5, abs=0.05)
+
+
+FILE = """
+[[traffic]]
+name = "file"
+kind = "file"
+size = "100KB"
+gap = "0.5s"
+start = "0s"
+tcp = { variant = "cubic" }
+"""
+
+
+@needs_emulation
+def test_file_transfers_complete_with_their_size(tmp_path):
+    s = aqmlab.emulate(scenario(tmp_path, FILE)).summary
+    assert ours() == []
+    (f,) = s["flows"]
+    size = 100_000
+    n = f["transfers"]
+    # Each transfer takes at least its bytes' time on the link (80 ms of
+    # payload at 10 Mb/s) plus the handshake's round trip (12 ms), and at
+    # most (asserted below) 0.5 s; a 0.5 s gap follows each. The n-th ends
+    # at n x cycle - 0.5 s <= 4 s, a cycle between 0.592 and 1 s: n from
+    # 4.5 / 1 to 4.5 / 0.592, rounded down.
+    assert 4 <= n <= 7, n
+    # Every byte of the finished transfers arrived; the one under way when
+    # the run ended adds less than a transfer.
+    assert n * size <= f["transfer_bytes"] < (n + 1) * size
+    t = s["traffic"]["file"]["transfers"]
+    assert t["count"] == n
+    assert t["p50_s"] >= size * 8 / RATE + 0.012
+    assert t["p50_s"] < 0.5
+    # `completion_s` is for a single transfer, as in the simulator.
+    assert f["completion_s"] is None
+
+
+@needs_emulation
+def test_paced_tcp_on_off_is_refused_by_key(tmp_path):
+    text = ONOFF.replace('off = "1s"', 'off = "1s"\nrate = "1Mbps"\npacket_size = "1000B"')
+    with pytest.raises(ConfigError) as e:
+        aqmlab.emulate(scenario(tmp_path, text))
+    assert any(line.startswith("traffic[0].rate:") for line in e.value.lines()), e.value.lines()
+    assert ours() == []
