@@ -163,3 +163,41 @@ def test_paced_tcp_on_off_is_refused_by_key(tmp_path):
         aqmlab.emulate(scenario(tmp_path, text))
     assert any(line.startswith("traffic[0].rate:") for line in e.value.lines()), e.value.lines()
     assert ours() == []
+
+
+TRACED = """
+trace = { interval = "100ms", queues = ["bottleneck"], flows = ["bulk[0]"] }
+"""
+
+TRACED_TRAFFIC = """
+[[traffic]]
+name = "bulk"
+kind = "ftp"
+start = "0s"
+tcp = { variant = "cubic" }
+"""
+
+
+@needs_emulation
+def test_trace_samples_tcp_info_and_the_queue_in_the_simulators_columns(tmp_path):
+    path = tmp_path / "t.toml"
+    path.write_text(TRACED.strip() + "\n" + DUMBBELL.format(duration="3s", warmup="0s") + TRACED_TRAFFIC)
+    res = aqmlab.emulate(aqmlab.Scenario.load(path))
+    assert ours() == []
+    series = res.series
+    # The simulator's columns (crates/sim/src/sim/trace.rs), plus Linux's
+    # retransmission count.
+    for col in ["time_s", "bottleneck.backlog_pkts", "bottleneck.backlog_bytes", "bottleneck.arrivals",
+                "bottleneck.drops", "bulk[0].cwnd", "bulk[0].ssthresh", "bulk[0].srtt_s", "bulk[0].rto_s",
+                "bulk[0].retransmits"]:
+        assert col in series.columns, col
+    # Samples every 100 ms from zero; all but the one at the very end.
+    assert len(series) >= 29
+    assert list(series["time_s"][:3]) == pytest.approx([0.0, 0.1, 0.2])
+    late = series[series["time_s"] >= 1.0]
+    # A bulk flow: its window has grown past the initial 10 packets, its
+    # smoothed RTT is at least the path's 12 ms, and the queue has packets.
+    assert (late["bulk[0].cwnd"] > 10).all()
+    assert (late["bulk[0].srtt_s"] >= 0.012).all()
+    assert late["bottleneck.backlog_pkts"].max() > 0
+    assert late["bottleneck.arrivals"].is_monotonic_increasing

@@ -152,8 +152,37 @@ struct HostTcp {
     ecn: Option<bool>,
 }
 
-/// Runs `sc` with `seed` through real kernel stacks, in real time.
+/// Named columns of a time series.
+pub type Series = Vec<(String, Vec<f64>)>;
+
+/// Runs `sc` with `seed` through real kernel stacks, in real time; the
+/// summary only.
 pub fn emulate(sc: &Scenario, seed: u64) -> Result<serde_json::Value, EmuError> {
+    emulate_with_series(sc, seed).map(|(summary, _)| summary)
+}
+
+/// The series of a `[trace]`: `time_s` (the samples' scheduled times, every
+/// interval from zero), the router's queue columns, then the hosts' flow
+/// columns, each cut to the samples both threads took.
+fn join_series(interval: Duration, queues: Series, flows: Series, queue_samples: usize) -> Series {
+    let mut n = queue_samples;
+    for (_, v) in &flows {
+        n = n.min(v.len());
+    }
+    if queues.is_empty() && !flows.is_empty() {
+        n = flows.iter().map(|(_, v)| v.len()).min().unwrap_or(0);
+    }
+    let mut out = vec![("time_s".to_string(), (0..n).map(|k| (interval.0 * k as u64) as f64 * 1e-9).collect())];
+    for (name, mut v) in queues.into_iter().chain(flows) {
+        v.truncate(n);
+        out.push((name, v));
+    }
+    out
+}
+
+/// Runs `sc` with `seed` through real kernel stacks, in real time; the
+/// summary and, with `[trace]`, the series.
+pub fn emulate_with_series(sc: &Scenario, seed: u64) -> Result<(serde_json::Value, Series), EmuError> {
     if let Some(why) = lab::unavailable() {
         return Err(EmuError::Unavailable(why));
     }
@@ -299,13 +328,25 @@ pub fn emulate(sc: &Scenario, seed: u64) -> Result<serde_json::Value, EmuError> 
     if SIGNALLED.load(Ordering::Relaxed) {
         return Err(EmuError::Interrupted);
     }
-    let outcome = run_threads(&lab, net, infos, plans, host_node.clone(), sc.net.nodes.len(), window, Time(sc.duration.0))?;
+    let qtrace = sc.trace.as_ref().map(|t| router::QueueTrace {
+        interval: t.interval,
+        links: t.links.iter().map(|&l| (l, sc.net.links[l as usize].name.clone())).collect(),
+    });
+    let ftrace = sc.trace.as_ref().map(|t| traffic::FlowTrace {
+        interval: t.interval,
+        flows: t.flows.clone(),
+    });
+    let outcome = run_threads(&lab, net, infos, plans, host_node.clone(), sc.net.nodes.len(), window, Time(sc.duration.0), qtrace, ftrace)?;
     drop(lab);
     if SIGNALLED.load(Ordering::Relaxed) {
         return Err(EmuError::Interrupted);
     }
-    let (report, hosts) = outcome;
-    Ok(summary::build(sc, seed, report, hosts))
+    let (mut report, hosts, flow_columns) = outcome;
+    let series = match &sc.trace {
+        Some(t) => join_series(t.interval, std::mem::take(&mut report.series), flow_columns, report.samples),
+        None => Vec::new(),
+    };
+    Ok((summary::build(sc, seed, report, hosts), series))
 }
 
 /// Starts the router and the traffic on threads of their own, each set up
@@ -320,7 +361,9 @@ fn run_threads(
     n_nodes: usize,
     window: Window,
     end: Time,
-) -> Result<(router::RouterReport, Vec<traffic::HostStats>), EmuError> {
+    qtrace: Option<router::QueueTrace>,
+    ftrace: Option<traffic::FlowTrace>,
+) -> Result<(router::RouterReport, Vec<traffic::HostStats>, Series), EmuError> {
     let barrier = Arc::new(Barrier::new(2));
     let t0 = Arc::new(AtomicU64::new(0));
     let failed = Arc::new(AtomicBool::new(false));
@@ -350,7 +393,7 @@ fn run_threads(
                     sys::pin_to_cpu(cpus - 1);
                 }
                 sys::tight_timer_slack();
-                let router = Router::new(net, infos, host_node, n_nodes, window);
+                let router = Router::new(net, infos, host_node, n_nodes, window).with_trace(qtrace);
                 barrier.wait();
                 barrier.wait();
                 let ports = ports?;
@@ -366,9 +409,9 @@ fn run_threads(
         let (barrier, t0, failed, first_error) = (barrier.clone(), t0.clone(), failed.clone(), first_error.clone());
         std::thread::Builder::new()
             .name("aqmlab-hosts".into())
-            .spawn(move || -> Option<Vec<traffic::HostStats>> {
+            .spawn(move || -> Option<(Vec<traffic::HostStats>, Series)> {
                 let traffic = match Traffic::new(plans, &hosts, window) {
-                    Ok(t) => Some(t),
+                    Ok(t) => Some(t.with_trace(ftrace)),
                     Err(e) => {
                         failed.store(true, Ordering::Relaxed);
                         first_error.lock().expect("not poisoned").get_or_insert(e.to_string());
@@ -405,7 +448,7 @@ fn run_threads(
         return Err(EmuError::Io(e));
     }
     match (report, stats) {
-        (Some(r), Some(s)) => Ok((r, s)),
+        (Some(r), Some((s, columns))) => Ok((r, s, columns)),
         _ if SIGNALLED.load(Ordering::Relaxed) => Err(EmuError::Interrupted),
         _ => Err(EmuError::Io("emulation stopped without a result".into())),
     }
@@ -415,13 +458,27 @@ fn run_threads(
 pub fn emulate_json(text: &str, seed: Option<u64>) -> Result<String, EmuError> {
     let sc = Scenario::from_json(text).map_err(EmuError::Config)?;
     let seed = seed.unwrap_or(sc.seed);
-    let v = emulate(&sc, seed)?;
-    Ok(serde_json::to_string(&serde_json::json!({ "summary": v, "series": {} })).expect("a JSON value serialises"))
+    let (v, series) = emulate_with_series(&sc, seed)?;
+    let series: serde_json::Map<String, serde_json::Value> = series.into_iter().map(|(k, v)| (k, serde_json::json!(v))).collect();
+    Ok(serde_json::to_string(&serde_json::json!({ "summary": v, "series": series })).expect("a JSON value serialises"))
 }
 
 #[cfg(test)]
 mod test {
     use super::*;
+
+    #[test]
+    fn test_series_are_cut_to_the_samples_both_threads_took() {
+        let q = vec![("bn.backlog_pkts".to_string(), vec![1.0, 2.0, 3.0])];
+        let f = vec![("ftp[0].cwnd".to_string(), vec![10.0, 20.0])];
+        let s = join_series(Duration::from_millis(100), q, f, 3);
+        let names: Vec<&str> = s.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["time_s", "bn.backlog_pkts", "ftp[0].cwnd"]);
+        assert_eq!(s[0].1, [0.0, 0.1]);
+        assert_eq!(s[1].1, [1.0, 2.0]);
+        let s = join_series(Duration::from_millis(100), Vec::new(), vec![("a.cwnd".into(), vec![1.0, 2.0, 3.0])], 0);
+        assert_eq!(s[0].1.len(), 3);
+    }
 
     #[test]
     fn test_variants_map_to_the_kernels_congestion_control_and_sack() {

@@ -22,6 +22,13 @@
 //!   closes both ends (Close) and the next connection opens a drawn gap
 //!   later. A transfer's time runs from its connect(2) to that read.
 //!
+//! With `[trace]` flows, each traced flow's sender is sampled by
+//! TCP_INFO every trace interval from time zero (a timer of this thread,
+//! so a sample is as late as the thread's wake-up): `FLOW.cwnd` and
+//! `.ssthresh` (packets), `.srtt_s`, `.rto_s`, as the simulator's series,
+//! and `.retransmits` (the connection's total, Linux's count); null while
+//! the flow has no connection.
+//!
 //! Flow `f`'s server end listens on (or, for UDP, receives at) port
 //! `FLOW_PORT_BASE + f` of its host, which is how the router tells flows
 //! apart.
@@ -137,8 +144,22 @@ struct Flow {
     udp_seq: u64,
 }
 
+/// The flows `[trace]` asks for: every `interval` from time zero up to the
+/// window's end, flows by index with their names.
+#[derive(Clone, Debug)]
+pub struct FlowTrace {
+    pub interval: aqmlab_qdisc::Duration,
+    pub flows: Vec<(u32, String)>,
+}
+
+/// The heap's entry for the next trace sample (not a flow).
+const SAMPLE_FLOW: usize = usize::MAX;
+
 /// Drives the flows' sockets.
 pub struct Traffic {
+    trace: Option<FlowTrace>,
+    /// The traced flows' columns, one value per sample.
+    pub columns: Vec<(String, Vec<f64>)>,
     flows: Vec<Flow>,
     /// /run/netns/<host> for each host, to switch into before opening its
     /// sockets.
@@ -207,6 +228,8 @@ impl Traffic {
         )?;
         let timerfd = unsafe { OwnedFd::from_raw_fd(timerfd as i32) };
         let mut t = Traffic {
+            trace: None,
+            columns: Vec::new(),
             flows: plans
                 .into_iter()
                 .map(|plan| Flow {
@@ -259,6 +282,35 @@ impl Traffic {
         Ok(t)
     }
 
+    /// Samples `trace`'s flows while running.
+    pub fn with_trace(mut self, trace: Option<FlowTrace>) -> Traffic {
+        self.trace = trace;
+        self
+    }
+
+    /// Appends one TCP_INFO sample of each traced flow to the columns.
+    fn sample(&mut self) {
+        let Some(tr) = &self.trace else { return };
+        let mut i = 0;
+        for (f, name) in &tr.flows {
+            let info = self.flows[*f as usize].sender.as_ref().and_then(|s| tcp_info(s.as_raw_fd()));
+            let values = [
+                ("cwnd", info.map_or(f64::NAN, |x| x.cwnd as f64)),
+                ("ssthresh", info.map_or(f64::NAN, |x| x.ssthresh as f64)),
+                ("srtt_s", info.map_or(f64::NAN, |x| x.srtt_s)),
+                ("rto_s", info.map_or(f64::NAN, |x| x.rto_s)),
+                ("retransmits", info.map_or(f64::NAN, |x| x.total_retrans as f64)),
+            ];
+            for (key, v) in values {
+                if self.columns.len() <= i {
+                    self.columns.push((format!("{name}.{key}"), Vec::new()));
+                }
+                self.columns[i].1.push(v);
+                i += 1;
+            }
+        }
+    }
+
     fn enter(&self, host: usize) -> io::Result<()> {
         // SAFETY: setns on a namespace descriptor we hold.
         check(unsafe { libc::setns(self.ns[host].as_raw_fd(), libc::CLONE_NEWNET) } as _, "setns").map(|_| ())
@@ -276,8 +328,11 @@ impl Traffic {
 
     /// Runs the flows from emulation time zero (`t0` on CLOCK_MONOTONIC)
     /// until `end` or `stop`; returns what each flow's hosts saw.
-    pub fn run(mut self, t0: u64, end: Time, stop: &AtomicBool) -> io::Result<Vec<HostStats>> {
+    pub fn run(mut self, t0: u64, end: Time, stop: &AtomicBool) -> io::Result<(Vec<HostStats>, Vec<(String, Vec<f64>)>)> {
         self.t0 = t0;
+        if self.trace.is_some() {
+            self.timers.push(Reverse((Time::ZERO, SAMPLE_FLOW)));
+        }
         for f in 0..self.flows.len() {
             let start = self.flows[f].plan.start;
             let first = match &mut self.flows[f].plan.app {
@@ -321,7 +376,7 @@ impl Traffic {
                 fl.stats.info = tcp_info(s.as_raw_fd());
             }
         }
-        Ok(self.flows.into_iter().map(|f| f.stats).collect())
+        Ok((self.flows.into_iter().map(|f| f.stats).collect(), self.columns))
     }
 
     /// Sets the timer descriptor for the earliest timer.
@@ -356,6 +411,14 @@ impl Traffic {
                 break;
             }
             self.timers.pop();
+            if f == SAMPLE_FLOW {
+                self.sample();
+                let next = at + self.trace.as_ref().expect("samples only when tracing").interval;
+                if next <= self.window.end && next < end {
+                    self.timers.push(Reverse((next, SAMPLE_FLOW)));
+                }
+                continue;
+            }
             match &mut self.flows[f].plan.app {
                 FlowApp::Tcp { app, .. } => {
                     let mut actions = Vec::new();
