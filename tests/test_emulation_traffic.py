@@ -17,6 +17,7 @@ import pytest
 import aqmlab
 from aqmlab import emulation
 from aqmlab.exceptions import ConfigError
+from conftest import run_cli
 
 WHY = emulation.unavailable()
 needs_emulation = pytest.mark.skipif(WHY is not None, reason=f"emulation impossible here: {WHY}")
@@ -201,3 +202,14 @@ def test_trace_samples_tcp_info_and_the_queue_in_the_simulators_columns(tmp_path
     assert (late["bulk[0].srtt_s"] >= 0.012).all()
     assert late["bottleneck.backlog_pkts"].max() > 0
     assert late["bottleneck.arrivals"].is_monotonic_increasing
+
+
+def test_validate_says_a_cubic_scenario_is_for_emulation_only(tmp_path):
+    path = tmp_path / "cb.toml"
+    path.write_text(DUMBBELL.format(duration="2s", warmup="0s") + CUBIC_BBR)
+    r = run_cli("validate", str(path))
+    assert r.returncode == 0, r.stderr
+    assert "valid scenario 'emu-traffic' for `aqmlab emulate` only" in r.stdout
+    assert "traffic[1].tcp.variant: \"bbr\" runs only under `aqmlab emulate`" in r.stdout
+    r = run_cli("run", str(path))
+    assert r.returncode == 2 and r.stderr.startswith("error: traffic[0].tcp.variant: \"cubic\" runs only")
