@@ -213,3 +213,39 @@ def test_validate_says_a_cubic_scenario_is_for_emulation_only(tmp_path):
     assert "traffic[1].tcp.variant: \"bbr\" runs only under `aqmlab emulate`" in r.stdout
     r = run_cli("run", str(path))
     assert r.returncode == 2 and r.stderr.startswith("error: traffic[0].tcp.variant: \"cubic\" runs only")
+
+
+HTTP11 = """
+[[traffic]]
+name = "http"
+kind = "http11"
+response_size = "14600B"
+think = "0.2s"
+start = "0s"
+tcp = { variant = "cubic" }
+"""
+
+
+@needs_emulation
+def test_http11_responses_complete_on_one_persistent_connection(tmp_path):
+    s = aqmlab.emulate(scenario(tmp_path, HTTP11)).summary
+    assert ours() == []
+    (f,) = s["flows"]
+    g = s["traffic"]["http"]
+    size = 14600  # 10 packets of the default 1460-byte payload
+    n = g["responses"]["count"]
+    # A response takes at least the round trip (12 ms) plus its bytes' time
+    # at 10 Mb/s (11.68 ms), and a 0.2 s think time follows each; on an
+    # idle 10 Mb/s link far less than 0.2 s. The n-th ends at most at
+    # n x cycle - 0.2 s <= 4 s with a cycle between 0.2237 and 0.4 s.
+    assert 4.2 / 0.4 <= n <= 4.2 / 0.2237, n
+    assert g["responses"]["p50_s"] >= 0.012 + size * 8 / RATE
+    assert g["responses"]["p99_s"] < 0.2
+    assert g["responses_by_size"] == [pytest.approx({"pkts": 10, "count": n, "mean_s": g["responses"]["mean_s"],
+                                                     "std_s": g["responses"]["std_s"]})]
+    # The client read every byte of the finished responses, and a part of
+    # at most one more; the server read one 1460-byte request per response
+    # (and perhaps the one under way).
+    assert n * size <= f["transfer_bytes"] < (n + 1) * size
+    assert g["request_goodput_bps"] * 4 / 8 in (n * 1460, (n + 1) * 1460)
+    assert f["congestion_control"] == "cubic"

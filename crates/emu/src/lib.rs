@@ -35,6 +35,8 @@ use aqmlab_sim::monitor::Window;
 use aqmlab_sim::net::link::Network;
 use aqmlab_qdisc::rng;
 use aqmlab_sim::app::bulk::Bulk;
+use aqmlab_sim::app::http11::Http11Client;
+use aqmlab_sim::app::REQUEST_PKTS;
 use aqmlab_sim::scenario::{Scenario, SourceSpec, TcpOnOff};
 use aqmlab_sim::transport::tcp::config::Variant;
 use aqmlab_sim::transport::udp::UdpSource;
@@ -280,12 +282,52 @@ pub fn emulate_with_series(sc: &Scenario, seed: u64) -> Result<(serde_json::Valu
                         bounded_unsent: on_off.is_some(),
                     }
                 }
+                SourceSpec::Http11 { params, payload_bytes, tcp } => {
+                    let (cc, sack) = kernel_cc(tcp.variant);
+                    if j == 0 && !tcp.variant.simulated() {
+                        let available = available_cc.get_or_insert_with(|| std::fs::read_to_string(AVAILABLE_CC).unwrap_or_default());
+                        if let Some(e) = cc_unavailable(gi, tcp.variant.name(), cc, available) {
+                            errs.push(e);
+                        }
+                    }
+                    // The server (the group's src) sends the responses: its
+                    // host's SACK and ECN are the group's.
+                    let h = &mut host_tcp[node_host[s as usize]];
+                    for (have, want, key) in [(&mut h.sack, sack, "tcp.variant"), (&mut h.ecn, tcp.ecn, "tcp.ecn")] {
+                        match *have {
+                            Some(x) if x != want => {
+                                if j == 0 {
+                                    errs.push(ConfigError {
+                                        path: format!("{path}.{key}"),
+                                        message: format!(
+                                            "differs from another group's on host {:?}; in emulation SACK and ECN are settings of a host's kernel, so the groups a host sends must agree",
+                                            sc.net.nodes[s as usize].name
+                                        ),
+                                    });
+                                }
+                            }
+                            _ => *have = Some(want),
+                        }
+                    }
+                    let client = Http11Client::new(params, *payload_bytes, rng::stream(seed, &format!("{name}.http"))).map_err(|m| {
+                        EmuError::Config(vec![ConfigError {
+                            path: format!("{path}.packet_size"),
+                            message: m,
+                        }])
+                    })?;
+                    FlowApp::Http11 {
+                        cc: cc.to_string(),
+                        client: Box::new(client),
+                        request_bytes: REQUEST_PKTS as u64 * *payload_bytes as u64,
+                        payload_bytes: *payload_bytes,
+                    }
+                }
                 other => {
                     if j == 0 {
                         errs.push(ConfigError {
                             path: format!("{path}.kind"),
                             message: format!(
-                                "{:?} traffic is not emulated yet; emulation runs the TCP kinds \"ftp\", \"file\" and \"onoff\" (without `rate`) and the UDP kinds \"cbr\", \"poisson\", \"batch-poisson\" and \"onoff\"",
+                                "{:?} traffic is not emulated yet; emulation runs the TCP kinds \"ftp\", \"file\", \"onoff\" (without `rate`) and \"http11\", and the UDP kinds \"cbr\", \"poisson\", \"batch-poisson\" and \"onoff\"",
                                 other.kind()
                             ),
                         });
@@ -300,9 +342,12 @@ pub fn emulate_with_series(sc: &Scenario, seed: u64) -> Result<(serde_json::Valu
                 dst: d,
                 ted_deadline: g.ted_deadline.unwrap_or(Duration::MAX),
             });
+            // The listening end is the plan's dst_host: an HTTP/1.1 client
+            // (the group's dst) connects to its server (the group's src).
+            let (from, to) = if matches!(app, FlowApp::Http11 { .. }) { (d, s) } else { (s, d) };
             plans.push(FlowPlan {
-                src_host: node_host[s as usize],
-                dst_host: node_host[d as usize],
+                src_host: node_host[from as usize],
+                dst_host: node_host[to as usize],
                 start,
                 app,
             });

@@ -22,6 +22,15 @@
 //!   closes both ends (Close) and the next connection opens a drawn gap
 //!   later. A transfer's time runs from its connect(2) to that read.
 //!
+//! `http11` (the simulator's `Http11Client`, same stream and draws): the
+//! client (the group's dst) keeps one connection to its server (the
+//! group's src) and writes a request of one payload (`packet_size`); when
+//! the server has read it whole, it writes the drawn response, its packets
+//! of that payload; when the client has read it whole, the machine thinks
+//! and asks again. A response's time runs from the request to its last
+//! byte read, as the simulator's. Both ends are edge-triggered and written
+//! and read until EAGAIN.
+//!
 //! With `[trace]` flows, each traced flow's sender is sampled by
 //! TCP_INFO every trace interval from time zero (a timer of this thread,
 //! so a sample is as late as the thread's wake-up): `FLOW.cwnd` and
@@ -43,6 +52,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use aqmlab_qdisc::Time;
 use aqmlab_sim::app::bulk::{Bulk, BulkAction};
+use aqmlab_sim::app::http11::{Http11Action, Http11Client};
 use aqmlab_sim::monitor::{DelayStats, Window};
 use aqmlab_sim::transport::udp::UdpSource;
 
@@ -68,6 +78,15 @@ pub enum FlowApp {
     Tcp { cc: String, app: Box<Bulk>, bounded_unsent: bool },
     /// An open-loop UDP source.
     Udp(Box<UdpSource>),
+    /// A persistent HTTP/1.1 client (the simulator's `Http11Client`): the
+    /// plan's `src_host` is the client, `dst_host` the server. Requests are
+    /// `request_bytes`, responses the drawn packets of `payload_bytes`.
+    Http11 {
+        cc: String,
+        client: Box<Http11Client>,
+        request_bytes: u64,
+        payload_bytes: u32,
+    },
 }
 
 pub struct FlowPlan {
@@ -94,6 +113,11 @@ pub struct HostStats {
     /// TCP: the times of the transfers delivered inside the window (s),
     /// each from its connect(2) to the receiver reading its FIN.
     pub transfer_times: Vec<f64>,
+    /// HTTP/1.1: (response packets, seconds from the request to the
+    /// response's last byte) of the responses completed inside the window,
+    /// and the request bytes the server read inside it.
+    pub response_times: Vec<(u32, f64)>,
+    pub request_bytes: u64,
     /// TCP: the congestion control the sender's socket reports
     /// (getsockopt TCP_CONGESTION) on its last connection.
     pub congestion_control: Option<String>,
@@ -142,6 +166,20 @@ struct Flow {
     opened_at: Time,
     paused: bool,
     udp_seq: u64,
+    /// HTTP/1.1: bytes the client still has to write and the server to
+    /// read of the request, the server to write and the client to read of
+    /// the response; the response's packets and when it was asked for.
+    http: HttpState,
+}
+
+#[derive(Default)]
+struct HttpState {
+    req_write: u64,
+    req_read: u64,
+    resp_write: u64,
+    resp_read: u64,
+    resp_pkts: u32,
+    asked_at: Time,
 }
 
 /// The flows `[trace]` asks for: every `interval` from time zero up to the
@@ -243,6 +281,7 @@ impl Traffic {
                     opened_at: Time::ZERO,
                     paused: false,
                     udp_seq: 0,
+                    http: HttpState::default(),
                 })
                 .collect(),
             ns,
@@ -258,7 +297,7 @@ impl Traffic {
             let (dst, port) = (t.flows[f].plan.dst_host, FLOW_PORT_BASE + f as u16);
             t.enter(dst)?;
             match t.flows[f].plan.app {
-                FlowApp::Tcp { .. } => {
+                FlowApp::Tcp { .. } | FlowApp::Http11 { .. } => {
                     let l = socket(libc::SOCK_STREAM)?;
                     setopt(l.as_raw_fd(), libc::SOL_SOCKET, libc::SO_REUSEADDR, &1i32, "SO_REUSEADDR")?;
                     bind(l.as_raw_fd(), lab::host_ip(dst), port)?;
@@ -338,6 +377,7 @@ impl Traffic {
             let first = match &mut self.flows[f].plan.app {
                 FlowApp::Tcp { app, .. } => app.next_timer(),
                 FlowApp::Udp(src) => src.first(start),
+                FlowApp::Http11 { .. } => Some(start),
             };
             if let Some(at) = first {
                 self.timers.push(Reverse((at, f)));
@@ -364,6 +404,8 @@ impl Traffic {
                 match kind {
                     TIMER => self.timers_due(end)?,
                     LISTEN => self.accept(f)?,
+                    TCP_SINK if self.is_http(f) => self.http_server(f),
+                    TCP_SEND if self.is_http(f) => self.http_client(f, end),
                     TCP_SINK => self.read_tcp(f, end)?,
                     TCP_SEND => self.write_tcp(f),
                     UDP_SINK => self.read_udp(f),
@@ -372,7 +414,7 @@ impl Traffic {
             }
         }
         for fl in &mut self.flows {
-            if let (Some(s), FlowApp::Tcp { .. }) = (&fl.sender, &fl.plan.app) {
+            if let (Some(s), FlowApp::Tcp { .. } | FlowApp::Http11 { .. }) = (&fl.sender, &fl.plan.app) {
                 fl.stats.info = tcp_info(s.as_raw_fd());
             }
         }
@@ -426,6 +468,22 @@ impl Traffic {
                     // thread's wake-up, so periods do not drift.
                     app.timer(at, &mut actions);
                     self.tcp_actions(f, &actions, end)?;
+                }
+                FlowApp::Http11 { .. } => {
+                    let mut actions = Vec::new();
+                    let started = self.flows[f].sender.is_some();
+                    if !started {
+                        // The start: open the persistent connection, then
+                        // the first request.
+                        self.connect(f, None)?;
+                    }
+                    let FlowApp::Http11 { client, .. } = &mut self.flows[f].plan.app else { unreachable!("HTTP/1.1") };
+                    if started {
+                        client.timer(at, &mut actions);
+                    } else {
+                        client.start(at, &mut actions);
+                    }
+                    self.http_actions(f, &actions, end);
                 }
                 FlowApp::Udp(_) => {
                     if let Some(next) = self.send_udp(f, at) {
@@ -503,7 +561,7 @@ impl Traffic {
         if let FlowApp::Tcp { bounded_unsent: true, .. } = &self.flows[f].plan.app {
             setopt(s.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, &(ONOFF_UNSENT_BYTES as i32), "TCP_NOTSENT_LOWAT")?;
         }
-        if let FlowApp::Tcp { cc, .. } = &self.flows[f].plan.app {
+        if let FlowApp::Tcp { cc, .. } | FlowApp::Http11 { cc, .. } = &self.flows[f].plan.app {
             let name = CString::new(cc.as_str()).expect("no NUL");
             // SAFETY: the name's bytes are live for the call.
             check(
@@ -519,7 +577,14 @@ impl Traffic {
         if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINPROGRESS) {
             return Err(io::Error::other(format!("connect for flow {f}: {}", io::Error::last_os_error())));
         }
-        let events = if self.flows[f].paused { 0 } else { libc::EPOLLOUT as u32 };
+        let events = if self.is_http(f) {
+            // Both ways, edge-triggered: written and read until EAGAIN.
+            (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLET) as u32
+        } else if self.flows[f].paused {
+            0
+        } else {
+            libc::EPOLLOUT as u32
+        };
         self.watch(s.as_raw_fd(), events, token(TCP_SEND, f))?;
         let now = self.now();
         let fl = &mut self.flows[f];
@@ -539,9 +604,132 @@ impl Traffic {
             return Ok(());
         }
         let c = unsafe { OwnedFd::from_raw_fd(c) };
+        if let FlowApp::Http11 { cc, .. } = &self.flows[f].plan.app {
+            // The server's responses use the group's congestion control.
+            let name = CString::new(cc.as_str()).expect("no NUL");
+            // SAFETY: the name's bytes are live for the call.
+            check(
+                unsafe { libc::setsockopt(c.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_CONGESTION, name.as_ptr() as *const libc::c_void, cc.len() as u32) } as _,
+                &format!("congestion control {cc:?}"),
+            )?;
+            self.watch(c.as_raw_fd(), (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLET) as u32, token(TCP_SINK, f))?;
+            self.flows[f].sink = Some(c);
+            self.http_server(f);
+            return Ok(());
+        }
         self.watch(c.as_raw_fd(), libc::EPOLLIN as u32, token(TCP_SINK, f))?;
         self.flows[f].sink = Some(c);
         Ok(())
+    }
+
+    fn is_http(&self, f: usize) -> bool {
+        matches!(self.flows[f].plan.app, FlowApp::Http11 { .. })
+    }
+
+    /// Carries out flow `f`'s HTTP/1.1 requests, then sets its next timer.
+    fn http_actions(&mut self, f: usize, actions: &[Http11Action], end: Time) {
+        let now = self.now();
+        for &a in actions {
+            let Http11Action::Request { response_pkts, .. } = a;
+            let fl = &mut self.flows[f];
+            let FlowApp::Http11 { request_bytes, .. } = fl.plan.app else { unreachable!("HTTP/1.1") };
+            fl.http.req_write += request_bytes;
+            fl.http.req_read += request_bytes;
+            fl.http.resp_pkts = response_pkts;
+            fl.http.asked_at = now;
+        }
+        if !actions.is_empty() {
+            self.http_client(f, end);
+        }
+        if let FlowApp::Http11 { client, .. } = &self.flows[f].plan.app {
+            if let Some(at) = client.next_timer() {
+                if at < end {
+                    self.timers.push(Reverse((at, f)));
+                }
+            }
+        }
+        let _ = self.arm();
+    }
+
+    /// Writes `*left` bytes to `fd` until done or EAGAIN.
+    fn write_some(fd: RawFd, buf: &[u8], left: &mut u64) {
+        while *left > 0 {
+            let want = (*left).min(buf.len() as u64) as usize;
+            // SAFETY: `buf` is live for the call.
+            let n = unsafe { libc::send(fd, buf.as_ptr() as *const libc::c_void, want, libc::MSG_NOSIGNAL) };
+            if n <= 0 {
+                return;
+            }
+            *left -= n as u64;
+        }
+    }
+
+    /// The client's end: writes the request, reads the response; a whole
+    /// response goes to the machine (think, then the next request).
+    fn http_client(&mut self, f: usize, end: Time) {
+        let now = self.now();
+        let inside = self.window.contains(now);
+        let fl = &mut self.flows[f];
+        let Some(s) = &fl.sender else { return };
+        let fd = s.as_raw_fd();
+        Self::write_some(fd, &self.buf, &mut fl.http.req_write);
+        let mut done = false;
+        loop {
+            // SAFETY: `buf` is live for the call.
+            let n = unsafe { libc::recv(fd, self.buf.as_mut_ptr() as *mut libc::c_void, self.buf.len(), 0) };
+            if n <= 0 {
+                break;
+            }
+            let n = n as u64;
+            fl.stats.transfer_bytes += n;
+            if inside {
+                fl.stats.delivered_bytes += n;
+            }
+            fl.http.resp_read = fl.http.resp_read.saturating_sub(n);
+            if fl.http.resp_read == 0 && fl.http.resp_pkts > 0 {
+                done = true;
+            }
+        }
+        if done {
+            if inside {
+                fl.stats.response_times.push((fl.http.resp_pkts, (now.0.saturating_sub(fl.http.asked_at.0)) as f64 * 1e-9));
+                fl.stats.transfer_times.push((now.0.saturating_sub(fl.http.asked_at.0)) as f64 * 1e-9);
+            }
+            fl.http.resp_pkts = 0;
+            let FlowApp::Http11 { client, .. } = &mut fl.plan.app else { unreachable!("HTTP/1.1") };
+            let mut actions = Vec::new();
+            client.response_done(now, &mut actions);
+            self.http_actions(f, &actions, end);
+        }
+    }
+
+    /// The server's end: reads the request; a whole one makes it write the
+    /// response.
+    fn http_server(&mut self, f: usize) {
+        let inside = self.window.contains(self.now());
+        let fl = &mut self.flows[f];
+        let Some(s) = &fl.sink else { return };
+        let fd = s.as_raw_fd();
+        loop {
+            // SAFETY: `buf` is live for the call.
+            let n = unsafe { libc::recv(fd, self.buf.as_mut_ptr() as *mut libc::c_void, self.buf.len(), 0) };
+            if n <= 0 {
+                break;
+            }
+            let n = n as u64;
+            if inside {
+                fl.stats.request_bytes += n;
+            }
+            let before = fl.http.req_read;
+            fl.http.req_read = before.saturating_sub(n);
+            if before > 0 && fl.http.req_read == 0 {
+                let FlowApp::Http11 { payload_bytes, .. } = fl.plan.app else { unreachable!("HTTP/1.1") };
+                let bytes = fl.http.resp_pkts as u64 * payload_bytes as u64;
+                fl.http.resp_write += bytes;
+                fl.http.resp_read += bytes;
+            }
+        }
+        Self::write_some(fd, &self.buf, &mut fl.http.resp_write);
     }
 
     fn write_tcp(&mut self, f: usize) {
