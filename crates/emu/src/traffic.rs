@@ -367,7 +367,7 @@ impl Traffic {
 
     /// Runs the flows from emulation time zero (`t0` on CLOCK_MONOTONIC)
     /// until `end` or `stop`; returns what each flow's hosts saw.
-    pub fn run(mut self, t0: u64, end: Time, stop: &AtomicBool) -> io::Result<(Vec<HostStats>, Vec<(String, Vec<f64>)>)> {
+    pub fn run(mut self, t0: u64, end: Time, stop: &AtomicBool) -> io::Result<(Vec<HostStats>, crate::Series)> {
         self.t0 = t0;
         if self.trace.is_some() {
             self.timers.push(Reverse((Time::ZERO, SAMPLE_FLOW)));

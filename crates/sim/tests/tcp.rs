@@ -552,7 +552,17 @@ fn test_cubic_and_bbr_are_valid_but_the_simulator_refuses_them_by_key() {
     let errs = aqmlab_sim::run_json(&sc, None).expect_err("refused");
     let paths: Vec<&str> = errs.iter().map(|e| e.path.as_str()).collect();
     assert_eq!(paths, ["traffic[1].tcp.variant", "traffic[2].tcp.variant"]);
-    assert!(errs[0].message.starts_with("\"cubic\" runs only under `aqmlab emulate`"), "{}", errs[0].message);
-    assert!(errs[1].message.contains("\"reno\", \"newreno\" and \"sack\""), "{}", errs[1].message);
+    assert!(
+        errs[0]
+            .message
+            .starts_with("\"cubic\" runs only under `aqmlab emulate`"),
+        "{}",
+        errs[0].message
+    );
+    assert!(
+        errs[1].message.contains("\"reno\", \"newreno\" and \"sack\""),
+        "{}",
+        errs[1].message
+    );
     assert_eq!(parsed.simulator_refusals().len(), 2);
 }
