@@ -413,6 +413,15 @@ impl Traffic {
                 }
             }
         }
+        // What the router delivered up to the end (it stops then too) and
+        // this thread had not read yet: a moment for the router's last
+        // frames to land, then every UDP socket drained.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        for f in 0..self.flows.len() {
+            if let FlowApp::Udp(_) = self.flows[f].plan.app {
+                self.read_udp(f);
+            }
+        }
         for fl in &mut self.flows {
             if let (Some(s), FlowApp::Tcp { .. } | FlowApp::Http11 { .. }) = (&fl.sender, &fl.plan.app) {
                 fl.stats.info = tcp_info(s.as_raw_fd());
@@ -856,10 +865,14 @@ impl Traffic {
             if n < 16 {
                 return;
             }
-            let now = Time(mono_ns().saturating_sub(self.t0));
             let arrived = rx_stamp(&msg).unwrap_or_else(realtime_ns);
+            // Inside the window by the kernel's arrival stamp (on the
+            // emulation's clock), not by when this thread got to it, so a
+            // late wake-up near the window's end loses nothing.
+            let (mono, real) = (mono_ns(), realtime_ns());
+            let at = Time(mono.saturating_sub(real.saturating_sub(arrived)).saturating_sub(self.t0));
             let sent = u64::from_le_bytes(self.buf[8..16].try_into().expect("8 bytes"));
-            if self.window.contains(now) {
+            if self.window.contains(at) {
                 let d = arrived.saturating_sub(sent);
                 fl.stats.delivered_pkts += 1;
                 fl.stats.delivered_bytes += n as u64 + UDP_HEADERS as u64;
