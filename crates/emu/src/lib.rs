@@ -7,9 +7,12 @@
 //! rings and passes them through the scenario's links, queue disciplines
 //! and monitors, built by `aqmlab_sim::net` exactly as the simulator builds
 //! them, on CLOCK_MONOTONIC; a frame leaves for its destination host when
-//! it reaches it. The hosts' traffic ([`traffic`]) is real sockets: bulk
-//! TCP with the kernel's congestion control, UDP on the simulator's own
-//! schedules. The result has the simulator's summary keys for queues and
+//! it reaches it. The hosts' traffic ([`traffic`]) is real sockets: the TCP
+//! kinds `ftp`, `file` and `onoff` (without `rate`) on the simulator's own
+//! application machine, with the kernel's congestion control (`tcp.variant`
+//! "reno", "newreno" and "sack" as Linux's reno, "cubic" and "bbr" as
+//! themselves, refused with what the kernel offers if it lacks them), and
+//! UDP on the simulator's own schedules. The result has the simulator's summary keys for queues and
 //! flows, plus `engine = "emulation"`, the timing accuracy of the router
 //! and what the kernel dropped or refused outside the scenario's queues.
 //!
@@ -30,7 +33,11 @@ use aqmlab_qdisc::{Duration, Time};
 use aqmlab_sim::config::ConfigError;
 use aqmlab_sim::monitor::Window;
 use aqmlab_sim::net::link::Network;
-use aqmlab_sim::scenario::{Scenario, SourceSpec};
+use aqmlab_qdisc::rng;
+use aqmlab_sim::app::bulk::Bulk;
+use aqmlab_sim::app::http11::Http11Client;
+use aqmlab_sim::app::REQUEST_PKTS;
+use aqmlab_sim::scenario::{Scenario, SourceSpec, TcpOnOff};
 use aqmlab_sim::transport::tcp::config::Variant;
 use aqmlab_sim::transport::udp::UdpSource;
 
@@ -113,12 +120,31 @@ impl Drop for SignalGuard {
 /// The kernel's congestion control for a group's `tcp.variant`, and
 /// whether the sender's host uses SACK: the ns-2 variants all map to
 /// Linux's `reno` (its loss recovery is always NewReno-style or SACK-based,
-/// with PRR), SACK on only for `sack`.
+/// with PRR), SACK on only for `sack`; `cubic` and `bbr` are the kernel's
+/// own, with SACK on as Linux has it by default.
 fn kernel_cc(v: Variant) -> (&'static str, bool) {
     match v {
         Variant::Reno | Variant::NewReno => ("reno", false),
         Variant::Sack => ("reno", true),
+        Variant::Cubic => ("cubic", true),
+        Variant::Bbr => ("bbr", true),
     }
+}
+
+/// Where the kernel lists the congestion controls it has loaded.
+const AVAILABLE_CC: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
+
+/// The error for group `gi` wanting `cc` when the kernel offers
+/// `available` (the text of [`AVAILABLE_CC`]); None if it is offered.
+fn cc_unavailable(gi: usize, variant: &str, cc: &str, available: &str) -> Option<ConfigError> {
+    let offered: Vec<&str> = available.split_whitespace().collect();
+    (!offered.contains(&cc)).then(|| ConfigError {
+        path: format!("traffic[{gi}].tcp.variant"),
+        message: format!(
+            "{variant:?} needs the kernel's {cc:?} congestion control, which this kernel does not offer ({AVAILABLE_CC}: {}); load its module (tcp_{cc}) or choose another variant",
+            if offered.is_empty() { "nothing".to_string() } else { offered.join(" ") }
+        ),
+    })
 }
 
 /// How a host's kernel is set up: SACK and ECN, from the flows it sends.
@@ -128,8 +154,37 @@ struct HostTcp {
     ecn: Option<bool>,
 }
 
-/// Runs `sc` with `seed` through real kernel stacks, in real time.
+/// Named columns of a time series.
+pub type Series = Vec<(String, Vec<f64>)>;
+
+/// Runs `sc` with `seed` through real kernel stacks, in real time; the
+/// summary only.
 pub fn emulate(sc: &Scenario, seed: u64) -> Result<serde_json::Value, EmuError> {
+    emulate_with_series(sc, seed).map(|(summary, _)| summary)
+}
+
+/// The series of a `[trace]`: `time_s` (the samples' scheduled times, every
+/// interval from zero), the router's queue columns, then the hosts' flow
+/// columns, each cut to the samples both threads took.
+fn join_series(interval: Duration, queues: Series, flows: Series, queue_samples: usize) -> Series {
+    let mut n = queue_samples;
+    for (_, v) in &flows {
+        n = n.min(v.len());
+    }
+    if queues.is_empty() && !flows.is_empty() {
+        n = flows.iter().map(|(_, v)| v.len()).min().unwrap_or(0);
+    }
+    let mut out = vec![("time_s".to_string(), (0..n).map(|k| (interval.0 * k as u64) as f64 * 1e-9).collect())];
+    for (name, mut v) in queues.into_iter().chain(flows) {
+        v.truncate(n);
+        out.push((name, v));
+    }
+    out
+}
+
+/// Runs `sc` with `seed` through real kernel stacks, in real time; the
+/// summary and, with `[trace]`, the series.
+pub fn emulate_with_series(sc: &Scenario, seed: u64) -> Result<(serde_json::Value, Series), EmuError> {
     if let Some(why) = lab::unavailable() {
         return Err(EmuError::Unavailable(why));
     }
@@ -155,6 +210,7 @@ pub fn emulate(sc: &Scenario, seed: u64) -> Result<serde_json::Value, EmuError> 
     let mut infos = Vec::new();
     let mut plans = Vec::new();
     let mut host_tcp = vec![HostTcp::default(); host_node.len()];
+    let mut available_cc: Option<String> = None;
     let n_flows: u32 = sc.groups.iter().map(|g| g.count).sum();
     if n_flows as u64 + FLOW_PORT_BASE as u64 > 32767 {
         errs.push(ConfigError {
@@ -172,13 +228,70 @@ pub fn emulate(sc: &Scenario, seed: u64) -> Result<serde_json::Value, EmuError> 
             let app = match &g.source {
                 SourceSpec::Udp(schedule) => FlowApp::Udp(Box::new(UdpSource::seeded(seed, &name, schedule, stop))),
                 SourceSpec::Ftp {
+                    on_off: Some(TcpOnOff { rate_bps: Some(_), .. }),
+                    ..
+                } => {
+                    if j == 0 {
+                        errs.push(ConfigError {
+                            path: format!("{path}.rate"),
+                            message: "is not emulated yet: emulation runs \"onoff\" over TCP with unlimited data during ON periods (no `rate`)".into(),
+                        });
+                    }
+                    continue;
+                }
+                SourceSpec::Ftp {
                     size_bytes,
                     tcp,
-                    on_off: None,
-                    repeat: None,
+                    on_off,
+                    repeat,
                     ..
                 } => {
                     let (cc, sack) = kernel_cc(tcp.variant);
+                    if j == 0 && !tcp.variant.simulated() {
+                        let available = available_cc.get_or_insert_with(|| std::fs::read_to_string(AVAILABLE_CC).unwrap_or_default());
+                        if let Some(e) = cc_unavailable(gi, tcp.variant.name(), cc, available) {
+                            errs.push(e);
+                        }
+                    }
+                    let h = &mut host_tcp[node_host[s as usize]];
+                    for (have, want, key) in [(&mut h.sack, sack, "tcp.variant"), (&mut h.ecn, tcp.ecn, "tcp.ecn")] {
+                        match *have {
+                            Some(x) if x != want => {
+                                if j == 0 {
+                                    errs.push(ConfigError {
+                                        path: format!("{path}.{key}"),
+                                        message: format!(
+                                            "differs from another group's on host {:?}; in emulation SACK and ECN are settings of a host's kernel, so the groups a host sends must agree (SACK is on for \"sack\", \"cubic\" and \"bbr\", off for \"reno\" and \"newreno\")",
+                                            sc.net.nodes[s as usize].name
+                                        ),
+                                    });
+                                }
+                            }
+                            _ => *have = Some(want),
+                        }
+                    }
+                    // The simulator's application machine, with its streams.
+                    let app = match (on_off, repeat) {
+                        (Some(o), _) => Bulk::on_off(o.on.clone(), o.off.clone(), rng::stream(seed, &format!("{name}.onoff")), start),
+                        (None, Some((size, gap))) => Bulk::file(size.clone(), gap.clone(), rng::stream(seed, &format!("{name}.repeat")), start),
+                        (None, None) => Bulk::ftp(*size_bytes, start),
+                    };
+                    FlowApp::Tcp {
+                        cc: cc.to_string(),
+                        app: Box::new(app),
+                        bounded_unsent: on_off.is_some(),
+                    }
+                }
+                SourceSpec::Http11 { params, payload_bytes, tcp } => {
+                    let (cc, sack) = kernel_cc(tcp.variant);
+                    if j == 0 && !tcp.variant.simulated() {
+                        let available = available_cc.get_or_insert_with(|| std::fs::read_to_string(AVAILABLE_CC).unwrap_or_default());
+                        if let Some(e) = cc_unavailable(gi, tcp.variant.name(), cc, available) {
+                            errs.push(e);
+                        }
+                    }
+                    // The server (the group's src) sends the responses: its
+                    // host's SACK and ECN are the group's.
                     let h = &mut host_tcp[node_host[s as usize]];
                     for (have, want, key) in [(&mut h.sack, sack, "tcp.variant"), (&mut h.ecn, tcp.ecn, "tcp.ecn")] {
                         match *have {
@@ -196,9 +309,17 @@ pub fn emulate(sc: &Scenario, seed: u64) -> Result<serde_json::Value, EmuError> 
                             _ => *have = Some(want),
                         }
                     }
-                    FlowApp::Tcp {
+                    let client = Http11Client::new(params, *payload_bytes, rng::stream(seed, &format!("{name}.http"))).map_err(|m| {
+                        EmuError::Config(vec![ConfigError {
+                            path: format!("{path}.packet_size"),
+                            message: m,
+                        }])
+                    })?;
+                    FlowApp::Http11 {
                         cc: cc.to_string(),
-                        bytes: *size_bytes,
+                        client: Box::new(client),
+                        request_bytes: REQUEST_PKTS as u64 * *payload_bytes as u64,
+                        payload_bytes: *payload_bytes,
                     }
                 }
                 other => {
@@ -206,7 +327,7 @@ pub fn emulate(sc: &Scenario, seed: u64) -> Result<serde_json::Value, EmuError> 
                         errs.push(ConfigError {
                             path: format!("{path}.kind"),
                             message: format!(
-                                "{:?} traffic is not emulated yet; emulation runs \"ftp\" (bulk TCP) and the UDP kinds \"cbr\", \"poisson\", \"batch-poisson\" and \"onoff\"",
+                                "{:?} traffic is not emulated yet; emulation runs the TCP kinds \"ftp\", \"file\", \"onoff\" (without `rate`) and \"http11\", and the UDP kinds \"cbr\", \"poisson\", \"batch-poisson\" and \"onoff\"",
                                 other.kind()
                             ),
                         });
@@ -221,9 +342,12 @@ pub fn emulate(sc: &Scenario, seed: u64) -> Result<serde_json::Value, EmuError> 
                 dst: d,
                 ted_deadline: g.ted_deadline.unwrap_or(Duration::MAX),
             });
+            // The listening end is the plan's dst_host: an HTTP/1.1 client
+            // (the group's dst) connects to its server (the group's src).
+            let (from, to) = if matches!(app, FlowApp::Http11 { .. }) { (d, s) } else { (s, d) };
             plans.push(FlowPlan {
-                src_host: node_host[s as usize],
-                dst_host: node_host[d as usize],
+                src_host: node_host[from as usize],
+                dst_host: node_host[to as usize],
                 start,
                 app,
             });
@@ -249,13 +373,25 @@ pub fn emulate(sc: &Scenario, seed: u64) -> Result<serde_json::Value, EmuError> 
     if SIGNALLED.load(Ordering::Relaxed) {
         return Err(EmuError::Interrupted);
     }
-    let outcome = run_threads(&lab, net, infos, plans, host_node.clone(), sc.net.nodes.len(), window, Time(sc.duration.0))?;
+    let qtrace = sc.trace.as_ref().map(|t| router::QueueTrace {
+        interval: t.interval,
+        links: t.links.iter().map(|&l| (l, sc.net.links[l as usize].name.clone())).collect(),
+    });
+    let ftrace = sc.trace.as_ref().map(|t| traffic::FlowTrace {
+        interval: t.interval,
+        flows: t.flows.clone(),
+    });
+    let outcome = run_threads(&lab, net, infos, plans, host_node.clone(), sc.net.nodes.len(), window, Time(sc.duration.0), qtrace, ftrace)?;
     drop(lab);
     if SIGNALLED.load(Ordering::Relaxed) {
         return Err(EmuError::Interrupted);
     }
-    let (report, hosts) = outcome;
-    Ok(summary::build(sc, seed, report, hosts))
+    let (mut report, hosts, flow_columns) = outcome;
+    let series = match &sc.trace {
+        Some(t) => join_series(t.interval, std::mem::take(&mut report.series), flow_columns, report.samples),
+        None => Vec::new(),
+    };
+    Ok((summary::build(sc, seed, report, hosts), series))
 }
 
 /// Starts the router and the traffic on threads of their own, each set up
@@ -270,7 +406,9 @@ fn run_threads(
     n_nodes: usize,
     window: Window,
     end: Time,
-) -> Result<(router::RouterReport, Vec<traffic::HostStats>), EmuError> {
+    qtrace: Option<router::QueueTrace>,
+    ftrace: Option<traffic::FlowTrace>,
+) -> Result<(router::RouterReport, Vec<traffic::HostStats>, Series), EmuError> {
     let barrier = Arc::new(Barrier::new(2));
     let t0 = Arc::new(AtomicU64::new(0));
     let failed = Arc::new(AtomicBool::new(false));
@@ -300,7 +438,7 @@ fn run_threads(
                     sys::pin_to_cpu(cpus - 1);
                 }
                 sys::tight_timer_slack();
-                let router = Router::new(net, infos, host_node, n_nodes, window);
+                let router = Router::new(net, infos, host_node, n_nodes, window).with_trace(qtrace);
                 barrier.wait();
                 barrier.wait();
                 let ports = ports?;
@@ -316,9 +454,9 @@ fn run_threads(
         let (barrier, t0, failed, first_error) = (barrier.clone(), t0.clone(), failed.clone(), first_error.clone());
         std::thread::Builder::new()
             .name("aqmlab-hosts".into())
-            .spawn(move || -> Option<Vec<traffic::HostStats>> {
+            .spawn(move || -> Option<(Vec<traffic::HostStats>, Series)> {
                 let traffic = match Traffic::new(plans, &hosts, window) {
-                    Ok(t) => Some(t),
+                    Ok(t) => Some(t.with_trace(ftrace)),
                     Err(e) => {
                         failed.store(true, Ordering::Relaxed);
                         first_error.lock().expect("not poisoned").get_or_insert(e.to_string());
@@ -355,7 +493,7 @@ fn run_threads(
         return Err(EmuError::Io(e));
     }
     match (report, stats) {
-        (Some(r), Some(s)) => Ok((r, s)),
+        (Some(r), Some((s, columns))) => Ok((r, s, columns)),
         _ if SIGNALLED.load(Ordering::Relaxed) => Err(EmuError::Interrupted),
         _ => Err(EmuError::Io("emulation stopped without a result".into())),
     }
@@ -365,6 +503,44 @@ fn run_threads(
 pub fn emulate_json(text: &str, seed: Option<u64>) -> Result<String, EmuError> {
     let sc = Scenario::from_json(text).map_err(EmuError::Config)?;
     let seed = seed.unwrap_or(sc.seed);
-    let v = emulate(&sc, seed)?;
-    Ok(serde_json::to_string(&serde_json::json!({ "summary": v, "series": {} })).expect("a JSON value serialises"))
+    let (v, series) = emulate_with_series(&sc, seed)?;
+    let series: serde_json::Map<String, serde_json::Value> = series.into_iter().map(|(k, v)| (k, serde_json::json!(v))).collect();
+    Ok(serde_json::to_string(&serde_json::json!({ "summary": v, "series": series })).expect("a JSON value serialises"))
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn test_series_are_cut_to_the_samples_both_threads_took() {
+        let q = vec![("bn.backlog_pkts".to_string(), vec![1.0, 2.0, 3.0])];
+        let f = vec![("ftp[0].cwnd".to_string(), vec![10.0, 20.0])];
+        let s = join_series(Duration::from_millis(100), q, f, 3);
+        let names: Vec<&str> = s.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["time_s", "bn.backlog_pkts", "ftp[0].cwnd"]);
+        assert_eq!(s[0].1, [0.0, 0.1]);
+        assert_eq!(s[1].1, [1.0, 2.0]);
+        let s = join_series(Duration::from_millis(100), Vec::new(), vec![("a.cwnd".into(), vec![1.0, 2.0, 3.0])], 0);
+        assert_eq!(s[0].1.len(), 3);
+    }
+
+    #[test]
+    fn test_variants_map_to_the_kernels_congestion_control_and_sack() {
+        assert_eq!(kernel_cc(Variant::NewReno), ("reno", false));
+        assert_eq!(kernel_cc(Variant::Sack), ("reno", true));
+        assert_eq!(kernel_cc(Variant::Cubic), ("cubic", true));
+        assert_eq!(kernel_cc(Variant::Bbr), ("bbr", true));
+    }
+
+    #[test]
+    fn test_a_missing_congestion_control_is_named_with_what_the_kernel_offers() {
+        assert!(cc_unavailable(0, "bbr", "bbr", "reno bbr cubic\n").is_none());
+        let e = cc_unavailable(2, "bbr", "bbr", "reno cubic\n").expect("missing");
+        assert_eq!(e.path, "traffic[2].tcp.variant");
+        assert!(e.message.starts_with("\"bbr\" needs the kernel's \"bbr\" congestion control"), "{}", e.message);
+        assert!(e.message.contains(": reno cubic)"), "{}", e.message);
+        let e = cc_unavailable(0, "cubic", "cubic", "").expect("missing");
+        assert!(e.message.contains(": nothing)"), "{}", e.message);
+    }
 }

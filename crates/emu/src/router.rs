@@ -10,12 +10,19 @@
 //! really leaves is late). How late each wake-up was handled is the
 //! emulation's timing accuracy. Between wake-ups the loop sleeps in `ppoll`
 //! on the ports until shortly before the next one, then spins.
+//!
+//! With `[trace]`, the traced queues are sampled by a wake-up of their own
+//! every trace interval from time zero, in time order with the network's
+//! (as the simulator's `Sample` event): the same columns as the
+//! simulator's series (`LINK.backlog_pkts`, `.backlog_bytes`, `.arrivals`,
+//! `.drops` and what the discipline traces). Samples are not counted in
+//! the timing accuracy.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use aqmlab_qdisc::{Duration, Ecn, Packet, PacketKind, Time};
+use aqmlab_qdisc::{Duration, Ecn, Packet, PacketKind, QueueDisc, Time};
 use aqmlab_sim::engine::Fired;
 use aqmlab_sim::monitor::{FlowStats, Window};
 use aqmlab_sim::net::link::{Network, Wakeups};
@@ -46,6 +53,15 @@ const SPIN_NS: u64 = 100_000;
 const TX: u8 = 0;
 const ARRIVAL: u8 = 1;
 const QDISC: u8 = 2;
+const SAMPLE: u8 = 3;
+
+/// The queues `[trace]` asks for: every `interval` from time zero up to the
+/// window's end, links by index with their names.
+#[derive(Clone, Debug)]
+pub struct QueueTrace {
+    pub interval: Duration,
+    pub links: Vec<(u32, String)>,
+}
 
 /// The wake-ups the network asked for, in time order.
 struct Clock {
@@ -134,6 +150,9 @@ pub struct RouterReport {
     pub cpu_s: f64,
     /// The run's length, seconds of CLOCK_MONOTONIC.
     pub wall_s: f64,
+    /// The traced queues' columns, one value per sample (see [`QueueTrace`]).
+    pub series: Vec<(String, Vec<f64>)>,
+    pub samples: usize,
 }
 
 pub struct Router {
@@ -155,6 +174,9 @@ pub struct Router {
     last: Time,
     /// CLOCK_MONOTONIC at emulation time zero.
     t0: u64,
+    trace: Option<QueueTrace>,
+    columns: Vec<(String, Vec<f64>)>,
+    samples: usize,
 }
 
 impl Router {
@@ -185,13 +207,26 @@ impl Router {
             send_failures: 0,
             last: Time::ZERO,
             t0: 0,
+            trace: None,
+            columns: Vec::new(),
+            samples: 0,
         }
+    }
+
+    /// Samples `trace`'s queues while running.
+    pub fn with_trace(mut self, trace: Option<QueueTrace>) -> Router {
+        self.trace = trace;
+        self
     }
 
     /// Forwards until `end` (emulation time, from `t0` on CLOCK_MONOTONIC)
     /// or until `stop` is set.
     pub fn run(mut self, ports: Vec<Port>, t0: u64, end: Time, stop: &AtomicBool) -> RouterReport {
         self.t0 = t0;
+        if self.trace.is_some() {
+            let s = self.clock.reserve();
+            self.clock.heap.push(Reverse((Time::ZERO, s, 0, SAMPLE, 0)));
+        }
         let cpu0 = thread_cpu_ns();
         let mut fds: Vec<libc::pollfd> = ports
             .iter()
@@ -276,6 +311,8 @@ impl Router {
             ring_drops,
             cpu_s: (thread_cpu_ns() - cpu0) as f64 * 1e-9,
             wall_s,
+            series: self.columns,
+            samples: self.samples,
         }
     }
 
@@ -316,6 +353,16 @@ impl Router {
                     self.deliver(p, now, ports);
                 }
             }
+            SAMPLE => {
+                self.sample();
+                let tr = self.trace.as_ref().expect("samples only when tracing");
+                let next = at + tr.interval;
+                if next <= self.window.end {
+                    let s = self.clock.reserve();
+                    self.clock.heap.push(Reverse((next, s, 0, SAMPLE, 0)));
+                }
+                return;
+            }
             _ => match self.net.links[l as usize].timer.fire(generation, now) {
                 Fired::Due => self.net.qdisc_timer(l, now, &mut self.clock),
                 Fired::Later(t) => self.clock.qdisc_timer(l, t, generation),
@@ -323,6 +370,30 @@ impl Router {
             },
         }
         self.account_lost();
+    }
+
+    /// Appends one sample of the traced queues to the columns.
+    fn sample(&mut self) {
+        let Some(tr) = &self.trace else { return };
+        let columns = &mut self.columns;
+        let mut i = 0;
+        for (l, name) in &tr.links {
+            let link = &self.net.links[*l as usize];
+            let b = link.qdisc.backlog();
+            let mut push = |key: &str, v: f64| {
+                if columns.len() <= i {
+                    columns.push((format!("{name}.{key}"), Vec::new()));
+                }
+                columns[i].1.push(v);
+                i += 1;
+            };
+            push("backlog_pkts", b.pkts as f64);
+            push("backlog_bytes", b.bytes as f64);
+            push("arrivals", link.mon.totals.arrivals as f64);
+            push("drops", link.mon.totals.drops as f64);
+            link.qdisc.traced(&mut |k, v| push(k, v));
+        }
+        self.samples += 1;
     }
 
     /// Records how late the wake-up due at `at` is being handled.

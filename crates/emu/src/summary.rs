@@ -2,10 +2,18 @@
 //! thing is measured: the queues by the same monitors, the flows' counts
 //! from the router (packets sent, dropped, delivered, their delay through
 //! the network) and from the hosts (bytes delivered to the application).
-//! What only emulation has (timing accuracy, kernel drops, TCP_INFO) is
-//! added under keys of its own.
+//! What only emulation has (timing accuracy, kernel drops, TCP_INFO, the
+//! congestion control the kernel reports) is added under keys of its own.
+//! TCP transfers (`transfers` on a flow row, the group's `transfers` times)
+//! are the simulator's keys: each from the connection's opening to the
+//! receiver having all its bytes, those that end inside the window;
+//! HTTP/1.1 groups get the simulator's `responses`, `responses_by_size`
+//! and `request_goodput_bps` (payload), their flows' `transfers` counting
+//! responses. The router counts a flow's packets both ways, so an HTTP/1.1
+//! flow's `sent` and `delivered` include its requests (one packet each),
+//! which the simulator counts on a connection of their own.
 
-use aqmlab_sim::monitor::{jain_index, FlowRow, FlowStats, GroupSummary, Named};
+use aqmlab_sim::monitor::{jain_index, FlowRow, FlowStats, GroupSummary, Named, SizeRow, TimesSummary};
 use aqmlab_sim::scenario::{Scenario, SourceSpec};
 use serde_json::{json, Value};
 
@@ -49,6 +57,9 @@ pub fn build(sc: &Scenario, seed: u64, mut r: RouterReport, hosts: Vec<HostStats
     for g in &sc.groups {
         let mut total = FlowStats::default();
         let mut retrans = 0u64;
+        let mut transfer_times = Vec::new();
+        let mut responses: Vec<(u32, f64)> = Vec::new();
+        let mut request_bytes = 0u64;
         for j in 0..g.count {
             let (src, dst) = g.endpoints(j);
             let h = &hosts[f];
@@ -89,7 +100,12 @@ pub fn build(sc: &Scenario, seed: u64, mut r: RouterReport, hosts: Vec<HostStats
                 let o = row.as_object_mut().expect("an object");
                 o.insert("delivered_bytes".into(), json!(h.delivered_bytes));
                 o.insert("transfer_bytes".into(), json!(h.transfer_bytes));
+                o.insert("transfers".into(), json!(h.transfer_times.len()));
                 o.insert("completion_s".into(), completion.map_or(Value::Null, num));
+                o.insert("congestion_control".into(), json!(h.congestion_control));
+                transfer_times.extend_from_slice(&h.transfer_times);
+                responses.extend_from_slice(&h.response_times);
+                request_bytes += h.request_bytes;
                 if let Some(i) = info {
                     // Whole run: TCP_INFO counts from the connection's start.
                     o.insert("retransmits_run".into(), json!(i.total_retrans));
@@ -111,12 +127,24 @@ pub fn build(sc: &Scenario, seed: u64, mut r: RouterReport, hosts: Vec<HostStats
         }
         let class = sc.classes[g.class as usize].clone();
         traffic.push(g.name.clone(), GroupSummary::pooled(g.source.kind(), class, g.count, &total, w));
-        group_tcp.push(g.source.is_tcp().then_some(retrans));
+        let http = matches!(g.source, SourceSpec::Http11 { .. }).then(|| {
+            let mut times: Vec<f64> = responses.iter().map(|&(_, t)| t).collect();
+            json!({
+                "request_goodput_bps": num(request_bytes as f64 * 8.0 / w),
+                "responses": TimesSummary::of(&mut times),
+                "responses_by_size": SizeRow::by_size(&mut responses),
+            })
+        });
+        group_tcp.push(g.source.is_tcp().then(|| (retrans, TimesSummary::of(&mut transfer_times), http)));
     }
     let mut traffic = serde_json::to_value(&traffic).expect("groups serialise");
-    for (g, retrans) in sc.groups.iter().zip(group_tcp) {
-        if let Some(x) = retrans {
-            traffic[&g.name]["retransmits_run"] = json!(x);
+    for (g, tcp) in sc.groups.iter().zip(group_tcp) {
+        if let Some((retrans, transfers, http)) = tcp {
+            traffic[&g.name]["retransmits_run"] = json!(retrans);
+            traffic[&g.name]["transfers"] = serde_json::to_value(&transfers).expect("times serialise");
+            for (k, v) in http.as_ref().and_then(|h| h.as_object()).into_iter().flatten() {
+                traffic[&g.name][k] = v.clone();
+            }
         }
     }
     let lat = &r.lateness;

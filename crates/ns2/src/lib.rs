@@ -58,6 +58,11 @@ const NS2_UNLIMITED: u64 = 1_000_000_000;
 /// The ns-2.35 script for `sc` run with `seed` (the script also takes a seed
 /// as its first argument), or every setting ns-2.35 cannot express.
 pub fn export(sc: &Scenario, seed: u64) -> Result<String, Vec<ConfigError>> {
+    // CUBIC and BBR are the emulator's (Linux's), not ns-2's one-way agents.
+    let refused = sc.simulator_refusals();
+    if !refused.is_empty() {
+        return Err(refused);
+    }
     let mut w = Writer {
         out: String::new(),
         errors: Vec::new(),
@@ -1041,6 +1046,7 @@ fn tcp_agent_classes(tcp: &TcpConfig) -> (&'static str, &'static str) {
         Variant::Reno => "Agent/TCP/Reno",
         Variant::NewReno => "Agent/TCP/Newreno",
         Variant::Sack => "Agent/TCP/Sack1",
+        Variant::Cubic | Variant::Bbr => unreachable!("refused by export (Scenario::simulator_refusals)"),
     };
     let sink = match (tcp.variant, tcp.delayed_ack) {
         (Variant::Sack, false) => "Agent/TCPSink/Sack1",

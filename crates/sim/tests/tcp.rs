@@ -531,3 +531,38 @@ fn test_closed_file_connection_sends_nothing_more() {
     assert_eq!(flow["retransmits"], 0);
     assert_eq!(flow["timeouts"], 0);
 }
+
+#[test]
+fn test_cubic_and_bbr_are_valid_but_the_simulator_refuses_them_by_key() {
+    let sc = dumbbell(
+        "1ms",
+        "10ms",
+        json!({ "kind": "droptail", "limit": "50pkt" }),
+        vec![
+            json!({ "name": "reno", "kind": "ftp", "tcp": { "variant": "reno" } }),
+            json!({ "name": "cubic", "kind": "file", "size": "10KB", "gap": "1s", "tcp": { "variant": "cubic" } }),
+            json!({ "name": "bbr", "kind": "ftp", "tcp": { "variant": "bbr" } }),
+        ],
+        "2s",
+        "0s",
+    )
+    .to_string();
+    // A valid scenario: the emulator runs it.
+    let parsed = aqmlab_sim::Scenario::from_json(&sc).expect("valid");
+    let errs = aqmlab_sim::run_json(&sc, None).expect_err("refused");
+    let paths: Vec<&str> = errs.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(paths, ["traffic[1].tcp.variant", "traffic[2].tcp.variant"]);
+    assert!(
+        errs[0]
+            .message
+            .starts_with("\"cubic\" runs only under `aqmlab emulate`"),
+        "{}",
+        errs[0].message
+    );
+    assert!(
+        errs[1].message.contains("\"reno\", \"newreno\" and \"sack\""),
+        "{}",
+        errs[1].message
+    );
+    assert_eq!(parsed.simulator_refusals().len(), 2);
+}

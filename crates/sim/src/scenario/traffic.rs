@@ -168,6 +168,14 @@ impl SourceSpec {
         })
     }
 
+    /// The TCP parameters of a TCP group; `None` for UDP.
+    pub fn tcp(&self) -> Option<&TcpConfig> {
+        match self {
+            SourceSpec::Ftp { tcp, .. } | SourceSpec::Web { tcp, .. } | SourceSpec::Http11 { tcp, .. } => Some(tcp),
+            SourceSpec::Udp(_) => None,
+        }
+    }
+
     pub fn is_tcp(&self) -> bool {
         matches!(
             self,

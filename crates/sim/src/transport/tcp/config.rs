@@ -13,6 +13,32 @@ pub enum Variant {
     NewReno,
     /// `Agent/TCP/Sack1`: a scoreboard of up to 3 SACK blocks and a pipe counter.
     Sack,
+    /// Linux's CUBIC (RFC 9438). Emulation only for now: the simulator
+    /// refuses it before running ([`Variant::simulated`]).
+    Cubic,
+    /// Linux's BBR (v1 in mainline kernels). Emulation only for now.
+    Bbr,
+}
+
+impl Variant {
+    /// The names a scenario spells the variants with, in declaration order.
+    pub const NAMES: [&'static str; 5] = ["reno", "newreno", "sack", "cubic", "bbr"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Reno => "reno",
+            Variant::NewReno => "newreno",
+            Variant::Sack => "sack",
+            Variant::Cubic => "cubic",
+            Variant::Bbr => "bbr",
+        }
+    }
+
+    /// Whether the simulator's agents implement this variant (the ns-2
+    /// ones); CUBIC and BBR run only through the emulator's kernel stacks.
+    pub fn simulated(self) -> bool {
+        matches!(self, Variant::Reno | Variant::NewReno | Variant::Sack)
+    }
 }
 
 /// How the retransmission timeout is computed.
@@ -148,9 +174,9 @@ pub const TCP: TableDecl = TableDecl {
     parts: &[&[
         Key::opt(
             "variant",
-            Ty::Choice(&["reno", "newreno", "sack"]),
+            Ty::Choice(&Variant::NAMES),
             "\"newreno\"",
-            "the congestion control, as ns-2's one-way agents",
+            "the congestion control: ns-2's one-way agents, or Linux's \"cubic\" and \"bbr\" (aqmlab emulate only, for now)",
         ),
         Key::opt(
             "initial_window",
@@ -259,10 +285,12 @@ impl TcpConfig {
                 *field = n;
             }
         };
-        if let Some(variant) = t.opt(cx, "variant", |v| parse_choice(v, &["reno", "newreno", "sack"])) {
+        if let Some(variant) = t.opt(cx, "variant", |v| parse_choice(v, &Variant::NAMES)) {
             c.variant = match variant {
                 "reno" => Variant::Reno,
                 "sack" => Variant::Sack,
+                "cubic" => Variant::Cubic,
+                "bbr" => Variant::Bbr,
                 _ => Variant::NewReno,
             };
         }

@@ -363,6 +363,7 @@ impl TcpSender {
             Variant::Reno => self.reno_ack(a, ack.ece, now, out),
             Variant::NewReno => self.newreno_ack(a, ack.ece, now, out),
             Variant::Sack => self.sack_ack(a, ack, now, out),
+            Variant::Cubic | Variant::Bbr => unreachable!("refused before running: simulator_refusals"),
         }
     }
 
@@ -431,6 +432,7 @@ impl TcpSender {
         match self.params.variant {
             Variant::Sack => self.fastrecov,
             Variant::Reno | Variant::NewReno => self.dupwnd > 0,
+            Variant::Cubic | Variant::Bbr => unreachable!("refused before running: simulator_refusals"),
         }
     }
 
@@ -484,6 +486,7 @@ impl TcpSender {
         let w = match self.params.variant {
             Variant::Reno | Variant::NewReno => self.cwnd as i64 + self.dupwnd,
             Variant::Sack => self.cwnd as i64,
+            Variant::Cubic | Variant::Bbr => unreachable!("refused before running: simulator_refusals"),
         };
         w.min(self.params.wnd)
     }
@@ -493,6 +496,7 @@ impl TcpSender {
         let w = match self.params.variant {
             Variant::Reno | Variant::NewReno => self.cwnd + self.dupwnd as f64,
             Variant::Sack => self.cwnd,
+            Variant::Cubic | Variant::Bbr => unreachable!("refused before running: simulator_refusals"),
         };
         w.min(self.params.wnd as f64)
     }
@@ -774,6 +778,7 @@ impl TcpSender {
                 self.recover = self.maxseq;
                 self.scoreboard.clear();
             }
+            Variant::Cubic | Variant::Bbr => unreachable!("refused before running: simulator_refusals"),
         }
         if self.cwnd < 1.0 {
             self.cwnd = 1.0;

@@ -1,0 +1,269 @@
+"""The TCP traffic of emulation (issue 21): Linux's CUBIC and BBR by
+`tcp.variant`, ON/OFF over TCP and repeated `file` transfers, driven by the
+simulator's own application machine (`aqmlab_sim::app::bulk`).
+
+Each emulation is short (4 s of real time) on a dumbbell whose bottleneck
+is 10 Mb/s with a round trip of 2 x (1 + 5) ms = 12 ms, so TCP reaches the
+link's rate within a few round trips and the expected values below are
+plain arithmetic on the link. Needs root and network namespaces; skipped
+with the reason otherwise.
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+
+import aqmlab
+from aqmlab import emulation
+from aqmlab.exceptions import ConfigError
+from conftest import run_cli
+
+WHY = emulation.unavailable()
+needs_emulation = pytest.mark.skipif(WHY is not None, reason=f"emulation impossible here: {WHY}")
+
+RATE = 10e6
+# Linux sends TCP timestamps: 1448 payload bytes in each 1500-byte packet.
+PAYLOAD_SHARE = 1448 / 1500
+
+DUMBBELL = """
+name = "emu-traffic"
+duration = "{duration}"
+warmup = "{warmup}"
+[topology]
+kind = "dumbbell"
+senders = [ {{ delay = "1ms" }}, {{ delay = "1ms" }} ]
+access_rate = "100Mbps"
+bottleneck = {{ rate = "10Mbps", delay = "4ms" }}
+qdisc = {{ kind = "droptail", limit = "100pkt" }}
+"""
+
+
+def scenario(tmp_path: Path, traffic: str, duration: str = "4s", warmup: str = "0s") -> aqmlab.Scenario:
+    path = tmp_path / "s.toml"
+    path.write_text(DUMBBELL.format(duration=duration, warmup=warmup) + traffic)
+    return aqmlab.Scenario.load(path)
+
+
+def ours() -> list[str]:
+    netns = Path("/run/netns")
+    return sorted(p.name for p in netns.iterdir() if p.name.startswith(f"aqm{os.getpid()}-")) if netns.exists() else []
+
+
+CUBIC_BBR = """
+[[traffic]]
+name = "cubic"
+kind = "ftp"
+src = "s0"
+start = "0s"
+tcp = { variant = "cubic" }
+[[traffic]]
+name = "bbr"
+kind = "ftp"
+src = "s1"
+start = "0s"
+tcp = { variant = "bbr" }
+"""
+
+
+def test_the_simulator_refuses_cubic_and_bbr_naming_the_key(tmp_path):
+    sc = scenario(tmp_path, CUBIC_BBR)
+    assert sc.problems() == [], "a valid scenario: the emulator runs it"
+    with pytest.raises(ConfigError) as e:
+        aqmlab.run(sc)
+    lines = e.value.lines()
+    assert any(line.startswith("traffic[0].tcp.variant:") and '"cubic"' in line and "aqmlab emulate" in line
+               for line in lines), lines
+    assert any(line.startswith("traffic[1].tcp.variant:") and '"bbr"' in line for line in lines), lines
+
+
+@needs_emulation
+def test_cubic_and_bbr_are_the_kernels_congestion_controls(tmp_path):
+    offered = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    if not {"cubic", "bbr"} <= set(offered):
+        pytest.skip(f"this kernel offers {offered}")
+    s = aqmlab.emulate(scenario(tmp_path, CUBIC_BBR)).summary
+    assert ours() == []
+    flows = {f["group"]: f for f in s["flows"]}
+    # getsockopt(TCP_CONGESTION) on each sender reads back its variant.
+    assert flows["cubic"]["congestion_control"] == "cubic"
+    assert flows["bbr"]["congestion_control"] == "bbr"
+    # Both moved data, and together they kept the link busy.
+    assert flows["cubic"]["delivered_bytes"] > 0 and flows["bbr"]["delivered_bytes"] > 0
+    assert s["queues"]["bottleneck"]["utilization"] > 0.9
+
+
+ONOFF = """
+[[traffic]]
+name = "onoff"
+kind = "onoff"
+transport = "tcp"
+on = "1s"
+off = "1s"
+start = "0s"
+tcp = { variant = "sack" }
+"""
+
+
+@needs_emulation
+def test_tcp_on_off_sends_only_during_on_periods(tmp_path):
+    # ON [0, 1), OFF [1, 2), ON [2, 3), OFF [3, 4), ON [4, 5) s; the window
+    # [1, 5) s holds 2 s of ON out of 4.
+    trace = 'trace = { interval = "100ms", queues = ["bottleneck"] }\n'
+    path = tmp_path / "onoff.toml"
+    path.write_text(trace + DUMBBELL.format(duration="5s", warmup="1s") + ONOFF)
+    res = aqmlab.emulate(aqmlab.Scenario.load(path))
+    s = res.summary
+    assert ours() == []
+    (f,) = s["flows"]
+    assert f["congestion_control"] == "reno"
+    # No data enters the bottleneck in the late part of an OFF period (the
+    # first 0.3 s let the queue and the last window drain); a stray
+    # retransmission at most.
+    # Sample k is at k x 100 ms.
+    arrivals = list(res.series["bottleneck.arrivals"])
+    for off in (10, 30):
+        a, b = arrivals[off + 3], arrivals[off + 9]
+        assert b - a <= 2, (off, a, b)
+        assert arrivals[off] - arrivals[off - 5] > 300, "data arrived in the ON period before"
+    # A lone flow has the whole link while ON: 10 Mb/s x 2 s of payload,
+    # less a few round trips of slow start after each idle period (Linux
+    # restarts from its initial window after an idle RTO), plus what an ON
+    # period leaves in flight when it ends, at most the queue (100
+    # packets), the path (10) and the socket's unsent bytes (2 x 16 KB),
+    # twice (at 1 s and 3 s).
+    on = RATE / 8 * 2.0 * PAYLOAD_SHARE
+    carried = 110 * 1448 + 2 * 16384
+    assert 0.92 * on <= f["delivered_bytes"] <= on + 2 * carried
+    # The link was busy about half of the window, not all of it.
+    drain = carried * 8 / RATE
+    assert 0.92 * 0.5 <= s["queues"]["bottleneck"]["utilization"] <= (2 + 2 * drain) / 4
+
+
+FILE = """
+[[traffic]]
+name = "file"
+kind = "file"
+size = "100KB"
+gap = "0.5s"
+start = "0s"
+tcp = { variant = "cubic" }
+"""
+
+
+@needs_emulation
+def test_file_transfers_complete_with_their_size(tmp_path):
+    s = aqmlab.emulate(scenario(tmp_path, FILE)).summary
+    assert ours() == []
+    (f,) = s["flows"]
+    size = 100_000
+    n = f["transfers"]
+    # Each transfer takes at least its bytes' time on the link (80 ms of
+    # payload at 10 Mb/s) plus the handshake's round trip (12 ms), and at
+    # most (asserted below) 0.5 s; a 0.5 s gap follows each. The n-th ends
+    # at n x cycle - 0.5 s <= 4 s, a cycle between 0.592 and 1 s: n from
+    # 4.5 / 1 to 4.5 / 0.592, rounded down.
+    assert 4 <= n <= 7, n
+    # Every byte of the finished transfers arrived; the one under way when
+    # the run ended adds less than a transfer.
+    assert n * size <= f["transfer_bytes"] < (n + 1) * size
+    t = s["traffic"]["file"]["transfers"]
+    assert t["count"] == n
+    assert t["p50_s"] >= size * 8 / RATE + 0.012
+    assert t["p50_s"] < 0.5
+    # `completion_s` is for a single transfer, as in the simulator.
+    assert f["completion_s"] is None
+
+
+@needs_emulation
+def test_paced_tcp_on_off_is_refused_by_key(tmp_path):
+    text = ONOFF.replace('off = "1s"', 'off = "1s"\nrate = "1Mbps"\npacket_size = "1000B"')
+    with pytest.raises(ConfigError) as e:
+        aqmlab.emulate(scenario(tmp_path, text))
+    assert any(line.startswith("traffic[0].rate:") for line in e.value.lines()), e.value.lines()
+    assert ours() == []
+
+
+TRACED = """
+trace = { interval = "100ms", queues = ["bottleneck"], flows = ["bulk[0]"] }
+"""
+
+TRACED_TRAFFIC = """
+[[traffic]]
+name = "bulk"
+kind = "ftp"
+start = "0s"
+tcp = { variant = "cubic" }
+"""
+
+
+@needs_emulation
+def test_trace_samples_tcp_info_and_the_queue_in_the_simulators_columns(tmp_path):
+    path = tmp_path / "t.toml"
+    path.write_text(TRACED.strip() + "\n" + DUMBBELL.format(duration="3s", warmup="0s") + TRACED_TRAFFIC)
+    res = aqmlab.emulate(aqmlab.Scenario.load(path))
+    assert ours() == []
+    series = res.series
+    # The simulator's columns (crates/sim/src/sim/trace.rs), plus Linux's
+    # retransmission count.
+    for col in ["time_s", "bottleneck.backlog_pkts", "bottleneck.backlog_bytes", "bottleneck.arrivals",
+                "bottleneck.drops", "bulk[0].cwnd", "bulk[0].ssthresh", "bulk[0].srtt_s", "bulk[0].rto_s",
+                "bulk[0].retransmits"]:
+        assert col in series.columns, col
+    # Samples every 100 ms from zero; all but the one at the very end.
+    assert len(series) >= 29
+    assert list(series["time_s"][:3]) == pytest.approx([0.0, 0.1, 0.2])
+    late = series[series["time_s"] >= 1.0]
+    # A bulk flow: its window has grown past the initial 10 packets, its
+    # smoothed RTT is at least the path's 12 ms, and the queue has packets.
+    assert (late["bulk[0].cwnd"] > 10).all()
+    assert (late["bulk[0].srtt_s"] >= 0.012).all()
+    assert late["bottleneck.backlog_pkts"].max() > 0
+    assert late["bottleneck.arrivals"].is_monotonic_increasing
+
+
+def test_validate_says_a_cubic_scenario_is_for_emulation_only(tmp_path):
+    path = tmp_path / "cb.toml"
+    path.write_text(DUMBBELL.format(duration="2s", warmup="0s") + CUBIC_BBR)
+    r = run_cli("validate", str(path))
+    assert r.returncode == 0, r.stderr
+    assert "valid scenario 'emu-traffic' for `aqmlab emulate` only" in r.stdout
+    assert "traffic[1].tcp.variant: \"bbr\" runs only under `aqmlab emulate`" in r.stdout
+    r = run_cli("run", str(path))
+    assert r.returncode == 2 and r.stderr.startswith("error: traffic[0].tcp.variant: \"cubic\" runs only")
+
+
+HTTP11 = """
+[[traffic]]
+name = "http"
+kind = "http11"
+response_size = "14600B"
+think = "0.2s"
+start = "0s"
+tcp = { variant = "cubic" }
+"""
+
+
+@needs_emulation
+def test_http11_responses_complete_on_one_persistent_connection(tmp_path):
+    s = aqmlab.emulate(scenario(tmp_path, HTTP11)).summary
+    assert ours() == []
+    (f,) = s["flows"]
+    g = s["traffic"]["http"]
+    size = 14600  # 10 packets of the default 1460-byte payload
+    n = g["responses"]["count"]
+    # A response takes at least the round trip (12 ms) plus its bytes' time
+    # at 10 Mb/s (11.68 ms), and a 0.2 s think time follows each; on an
+    # idle 10 Mb/s link far less than 0.2 s. The n-th ends at most at
+    # n x cycle - 0.2 s <= 4 s with a cycle between 0.2237 and 0.4 s.
+    assert 4.2 / 0.4 <= n <= 4.2 / 0.2237, n
+    assert g["responses"]["p50_s"] >= 0.012 + size * 8 / RATE
+    assert g["responses"]["p99_s"] < 0.2
+    assert g["responses_by_size"] == [pytest.approx({"pkts": 10, "count": n, "mean_s": g["responses"]["mean_s"],
+                                                     "std_s": g["responses"]["std_s"]})]
+    # The client read every byte of the finished responses, and a part of
+    # at most one more; the server read one 1460-byte request per response
+    # (and perhaps the one under way).
+    assert n * size <= f["transfer_bytes"] < (n + 1) * size
+    assert g["request_goodput_bps"] * 4 / 8 in (n * 1460, (n + 1) * 1460)
+    assert f["congestion_control"] == "cubic"
