@@ -188,6 +188,9 @@ pub fn emulate_with_series(sc: &Scenario, seed: u64) -> Result<(serde_json::Valu
     if let Some(why) = lab::unavailable() {
         return Err(EmuError::Unavailable(why));
     }
+    // From here on a Ctrl-C is this emulation's: it stops the run (or the
+    // setup) and everything made is removed.
+    let _signals = SignalGuard::install();
     // Hosts: every node traffic starts or ends at, in node order.
     let mut is_host = vec![false; sc.net.nodes.len()];
     for g in &sc.groups {
@@ -356,7 +359,6 @@ pub fn emulate_with_series(sc: &Scenario, seed: u64) -> Result<(serde_json::Valu
     if !errs.is_empty() {
         return Err(EmuError::Config(errs));
     }
-    let _signals = SignalGuard::install();
     let net = Network::build(&sc.net, &sc.classes, seed, window);
     let configure = |k: usize| -> std::io::Result<()> {
         let h = host_tcp[k];
