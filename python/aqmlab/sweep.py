@@ -140,6 +140,23 @@ def _check_emulation(executor: str, jobs: int | None) -> None:
         raise AqmlabError(f"--emulate: emulation is impossible on this machine: {why}")
 
 
+def _check_emulable(runs: list[Any]) -> None:
+    """Refuses, before anything runs, a sweep with a point the emulator
+    cannot run (traffic it does not emulate, say): every problem once, its
+    key path prefixed with the point's labels."""
+    problems: list[tuple[str, str]] = []
+    seen: set[int] = set()
+    for spec in runs:
+        if spec.point.index in seen:
+            continue
+        seen.add(spec.point.index)
+        labels = ", ".join(f"{k}={v}" for k, v in spec.point.labels().items())
+        for path, message in _engine.emulate_check(spec.scenario.to_json(), spec.seed):
+            problems.append((f"{path} (point {labels})" if labels else path, message))
+    if problems:
+        raise ConfigError(problems)
+
+
 class _Progress:
     """done / failed / remaining / time left on one stderr line."""
 
@@ -190,6 +207,8 @@ def execute(exp: Any, store: Store, executor: str = "local", jobs: int | None = 
     if emulate:
         _check_emulation(executor, jobs)
     runs = exp.runs(emulate=emulate)
+    if emulate:
+        _check_emulable(runs)
     # The experiment's current runs are its simulated and its emulated runs,
     # both of its current version: sweeping one kind keeps the other in the
     # tables. The other kind's keys are listed only if the store has any.

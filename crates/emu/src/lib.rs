@@ -157,40 +157,27 @@ struct HostTcp {
 /// Named columns of a time series.
 pub type Series = Vec<(String, Vec<f64>)>;
 
-/// Runs `sc` with `seed` through real kernel stacks, in real time; the
-/// summary only.
-pub fn emulate(sc: &Scenario, seed: u64) -> Result<serde_json::Value, EmuError> {
-    emulate_with_series(sc, seed).map(|(summary, _)| summary)
+/// What an emulation of a scenario needs, worked out before anything is
+/// made: its hosts, the flows as the router and the hosts see them, and
+/// each host's TCP settings.
+struct Plan {
+    host_node: Vec<u32>,
+    window: Window,
+    infos: Vec<FlowInfo>,
+    plans: Vec<FlowPlan>,
+    host_tcp: Vec<HostTcp>,
 }
 
-/// The series of a `[trace]`: `time_s` (the samples' scheduled times, every
-/// interval from zero), the router's queue columns, then the hosts' flow
-/// columns, each cut to the samples both threads took.
-fn join_series(interval: Duration, queues: Series, flows: Series, queue_samples: usize) -> Series {
-    let mut n = queue_samples;
-    for (_, v) in &flows {
-        n = n.min(v.len());
-    }
-    if queues.is_empty() && !flows.is_empty() {
-        n = flows.iter().map(|(_, v)| v.len()).min().unwrap_or(0);
-    }
-    let mut out = vec![("time_s".to_string(), (0..n).map(|k| (interval.0 * k as u64) as f64 * 1e-9).collect())];
-    for (name, mut v) in queues.into_iter().chain(flows) {
-        v.truncate(n);
-        out.push((name, v));
-    }
-    out
+/// Everything in `sc` that emulation cannot run, by key path (empty if it
+/// can run it all): what a sweep checks before its first run. Needs no
+/// root.
+pub fn check(sc: &Scenario, seed: u64) -> Vec<ConfigError> {
+    plan(sc, seed).err().unwrap_or_default()
 }
 
-/// Runs `sc` with `seed` through real kernel stacks, in real time; the
-/// summary and, with `[trace]`, the series.
-pub fn emulate_with_series(sc: &Scenario, seed: u64) -> Result<(serde_json::Value, Series), EmuError> {
-    if let Some(why) = lab::unavailable() {
-        return Err(EmuError::Unavailable(why));
-    }
-    // From here on a Ctrl-C is this emulation's: it stops the run (or the
-    // setup) and everything made is removed.
-    let _signals = SignalGuard::install();
+/// Plans the emulation of `sc` with `seed`, or says by key path what
+/// emulation cannot run.
+fn plan(sc: &Scenario, seed: u64) -> Result<Plan, Vec<ConfigError>> {
     // Hosts: every node traffic starts or ends at, in node order.
     let mut is_host = vec![false; sc.net.nodes.len()];
     for g in &sc.groups {
@@ -313,10 +300,10 @@ pub fn emulate_with_series(sc: &Scenario, seed: u64) -> Result<(serde_json::Valu
                         }
                     }
                     let client = Http11Client::new(params, *payload_bytes, rng::stream(seed, &format!("{name}.http"))).map_err(|m| {
-                        EmuError::Config(vec![ConfigError {
+                        vec![ConfigError {
                             path: format!("{path}.packet_size"),
                             message: m,
-                        }])
+                        }]
                     })?;
                     FlowApp::Http11 {
                         cc: cc.to_string(),
@@ -357,8 +344,58 @@ pub fn emulate_with_series(sc: &Scenario, seed: u64) -> Result<(serde_json::Valu
         }
     }
     if !errs.is_empty() {
-        return Err(EmuError::Config(errs));
+        return Err(errs);
     }
+    Ok(Plan {
+        host_node,
+        window,
+        infos,
+        plans,
+        host_tcp,
+    })
+}
+
+/// Runs `sc` with `seed` through real kernel stacks, in real time; the
+/// summary only.
+pub fn emulate(sc: &Scenario, seed: u64) -> Result<serde_json::Value, EmuError> {
+    emulate_with_series(sc, seed).map(|(summary, _)| summary)
+}
+
+/// The series of a `[trace]`: `time_s` (the samples' scheduled times, every
+/// interval from zero), the router's queue columns, then the hosts' flow
+/// columns, each cut to the samples both threads took.
+fn join_series(interval: Duration, queues: Series, flows: Series, queue_samples: usize) -> Series {
+    let mut n = queue_samples;
+    for (_, v) in &flows {
+        n = n.min(v.len());
+    }
+    if queues.is_empty() && !flows.is_empty() {
+        n = flows.iter().map(|(_, v)| v.len()).min().unwrap_or(0);
+    }
+    let mut out = vec![("time_s".to_string(), (0..n).map(|k| (interval.0 * k as u64) as f64 * 1e-9).collect())];
+    for (name, mut v) in queues.into_iter().chain(flows) {
+        v.truncate(n);
+        out.push((name, v));
+    }
+    out
+}
+
+/// Runs `sc` with `seed` through real kernel stacks, in real time; the
+/// summary and, with `[trace]`, the series.
+pub fn emulate_with_series(sc: &Scenario, seed: u64) -> Result<(serde_json::Value, Series), EmuError> {
+    if let Some(why) = lab::unavailable() {
+        return Err(EmuError::Unavailable(why));
+    }
+    // From here on a Ctrl-C is this emulation's: it stops the run (or the
+    // setup) and everything made is removed.
+    let _signals = SignalGuard::install();
+    let Plan {
+        host_node,
+        window,
+        infos,
+        plans,
+        host_tcp,
+    } = plan(sc, seed).map_err(EmuError::Config)?;
     let net = Network::build(&sc.net, &sc.classes, seed, window);
     let configure = |k: usize| -> std::io::Result<()> {
         let h = host_tcp[k];

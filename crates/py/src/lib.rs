@@ -80,6 +80,20 @@ fn emulate(py: Python<'_>, scenario_json: &str, seed: Option<u64>) -> PyResult<S
     })
 }
 
+/// Everything in a scenario (JSON) that emulation cannot run, as (key
+/// path, message) pairs; empty when it can run it all. Needs no root.
+/// Raises ValueError with the pairs for an invalid scenario.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, seed=None))]
+fn emulate_check(scenario_json: &str, seed: Option<u64>) -> PyResult<Vec<(String, String)>> {
+    let sc = aqmlab_sim::Scenario::from_json(scenario_json).map_err(|errs| {
+        let problems: Vec<(String, String)> = errs.into_iter().map(|e| (e.path, e.message)).collect();
+        PyValueError::new_err(problems)
+    })?;
+    let seed = seed.unwrap_or(sc.seed);
+    Ok(aqmlab_emu::check(&sc, seed).into_iter().map(|e| (e.path, e.message)).collect())
+}
+
 /// Removes the namespaces of emulations whose process is gone; returns
 /// their names.
 #[pyfunction]
@@ -115,6 +129,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
     m.add_function(wrap_pyfunction!(emulate, m)?)?;
     m.add_function(wrap_pyfunction!(emulate_cleanup, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate_check, m)?)?;
     m.add_function(wrap_pyfunction!(emulate_unavailable, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_keys_markdown, m)?)?;
     Ok(())
