@@ -157,6 +157,53 @@ struct HostTcp {
 /// Named columns of a time series.
 pub type Series = Vec<(String, Vec<f64>)>;
 
+/// Where a TCP group's flow is planned, for [`host_tcp_for`]'s messages.
+struct HostCheck<'a> {
+    /// The group's first flow (problems are reported once per group).
+    first: bool,
+    gi: usize,
+    path: &'a str,
+    host: &'a str,
+}
+
+/// The kernel congestion control of a TCP flow with settings `tcp` sent
+/// from a host whose kernel settings so far are `h`, which it joins:
+/// problems (a congestion control the kernel lacks; SACK or ECN differing
+/// from another group's on the same host) go to `errs`. `available` caches
+/// the kernel's list of congestion controls.
+fn host_tcp_for(
+    h: &mut HostTcp,
+    tcp: &aqmlab_sim::transport::tcp::config::TcpConfig,
+    at: &HostCheck<'_>,
+    available: &mut Option<String>,
+    errs: &mut Vec<ConfigError>,
+) -> &'static str {
+    let (cc, sack) = kernel_cc(tcp.variant);
+    if at.first && !tcp.variant.simulated() {
+        let available = available.get_or_insert_with(|| std::fs::read_to_string(AVAILABLE_CC).unwrap_or_default());
+        if let Some(e) = cc_unavailable(at.gi, tcp.variant.name(), cc, available) {
+            errs.push(e);
+        }
+    }
+    for (have, want, key) in [(&mut h.sack, sack, "tcp.variant"), (&mut h.ecn, tcp.ecn, "tcp.ecn")] {
+        match *have {
+            Some(x) if x != want => {
+                if at.first {
+                    errs.push(ConfigError {
+                        path: format!("{}.{key}", at.path),
+                        message: format!(
+                            "differs from another group's on host {:?}; in emulation SACK and ECN are settings of a host's kernel, so the groups a host sends must agree (SACK is on for \"sack\", \"cubic\" and \"bbr\", off for \"reno\" and \"newreno\")",
+                            at.host
+                        ),
+                    });
+                }
+            }
+            _ => *have = Some(want),
+        }
+    }
+    cc
+}
+
 /// What an emulation of a scenario needs, worked out before anything is
 /// made: its hosts, the flows as the router and the hosts see them, and
 /// each host's TCP settings.
@@ -236,30 +283,12 @@ fn plan(sc: &Scenario, seed: u64) -> Result<Plan, Vec<ConfigError>> {
                     repeat,
                     ..
                 } => {
-                    let (cc, sack) = kernel_cc(tcp.variant);
-                    if j == 0 && !tcp.variant.simulated() {
-                        let available = available_cc.get_or_insert_with(|| std::fs::read_to_string(AVAILABLE_CC).unwrap_or_default());
-                        if let Some(e) = cc_unavailable(gi, tcp.variant.name(), cc, available) {
-                            errs.push(e);
-                        }
-                    }
-                    let h = &mut host_tcp[node_host[s as usize]];
-                    for (have, want, key) in [(&mut h.sack, sack, "tcp.variant"), (&mut h.ecn, tcp.ecn, "tcp.ecn")] {
-                        match *have {
-                            Some(x) if x != want => {
-                                if j == 0 {
-                                    errs.push(ConfigError {
-                                        path: format!("{path}.{key}"),
-                                        message: format!(
-                                            "differs from another group's on host {:?}; in emulation SACK and ECN are settings of a host's kernel, so the groups a host sends must agree (SACK is on for \"sack\", \"cubic\" and \"bbr\", off for \"reno\" and \"newreno\")",
-                                            sc.net.nodes[s as usize].name
-                                        ),
-                                    });
-                                }
-                            }
-                            _ => *have = Some(want),
-                        }
-                    }
+                    let cc = host_tcp_for(&mut host_tcp[node_host[s as usize]], tcp, &HostCheck {
+                        first: j == 0,
+                        gi,
+                        path: &path,
+                        host: &sc.net.nodes[s as usize].name,
+                    }, &mut available_cc, &mut errs);
                     // The simulator's application machine, with its streams.
                     let app = match (on_off, repeat) {
                         (Some(o), _) => Bulk::on_off(o.on.clone(), o.off.clone(), rng::stream(seed, &format!("{name}.onoff")), start),
@@ -273,32 +302,14 @@ fn plan(sc: &Scenario, seed: u64) -> Result<Plan, Vec<ConfigError>> {
                     }
                 }
                 SourceSpec::Http11 { params, payload_bytes, tcp } => {
-                    let (cc, sack) = kernel_cc(tcp.variant);
-                    if j == 0 && !tcp.variant.simulated() {
-                        let available = available_cc.get_or_insert_with(|| std::fs::read_to_string(AVAILABLE_CC).unwrap_or_default());
-                        if let Some(e) = cc_unavailable(gi, tcp.variant.name(), cc, available) {
-                            errs.push(e);
-                        }
-                    }
                     // The server (the group's src) sends the responses: its
                     // host's SACK and ECN are the group's.
-                    let h = &mut host_tcp[node_host[s as usize]];
-                    for (have, want, key) in [(&mut h.sack, sack, "tcp.variant"), (&mut h.ecn, tcp.ecn, "tcp.ecn")] {
-                        match *have {
-                            Some(x) if x != want => {
-                                if j == 0 {
-                                    errs.push(ConfigError {
-                                        path: format!("{path}.{key}"),
-                                        message: format!(
-                                            "differs from another group's on host {:?}; in emulation SACK and ECN are settings of a host's kernel, so the groups a host sends must agree",
-                                            sc.net.nodes[s as usize].name
-                                        ),
-                                    });
-                                }
-                            }
-                            _ => *have = Some(want),
-                        }
-                    }
+                    let cc = host_tcp_for(&mut host_tcp[node_host[s as usize]], tcp, &HostCheck {
+                        first: j == 0,
+                        gi,
+                        path: &path,
+                        host: &sc.net.nodes[s as usize].name,
+                    }, &mut available_cc, &mut errs);
                     let client = Http11Client::new(params, *payload_bytes, rng::stream(seed, &format!("{name}.http"))).map_err(|m| {
                         vec![ConfigError {
                             path: format!("{path}.packet_size"),

@@ -22,7 +22,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use aqmlab_qdisc::{Duration, Ecn, Packet, PacketKind, QueueDisc, Time};
+use aqmlab_qdisc::{Duration, Ecn, Packet, PacketKind, Time};
 use aqmlab_sim::engine::Fired;
 use aqmlab_sim::monitor::{FlowStats, Window};
 use aqmlab_sim::net::link::{Network, Wakeups};
@@ -379,7 +379,6 @@ impl Router {
         let mut i = 0;
         for (l, name) in &tr.links {
             let link = &self.net.links[*l as usize];
-            let b = link.qdisc.backlog();
             let mut push = |key: &str, v: f64| {
                 if columns.len() <= i {
                     columns.push((format!("{name}.{key}"), Vec::new()));
@@ -387,11 +386,7 @@ impl Router {
                 columns[i].1.push(v);
                 i += 1;
             };
-            push("backlog_pkts", b.pkts as f64);
-            push("backlog_bytes", b.bytes as f64);
-            push("arrivals", link.mon.totals.arrivals as f64);
-            push("drops", link.mon.totals.drops as f64);
-            link.qdisc.traced(&mut |k, v| push(k, v));
+            link.trace(&mut push);
         }
         self.samples += 1;
     }

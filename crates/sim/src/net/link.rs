@@ -110,6 +110,18 @@ impl Link {
     pub fn is_lazy(&self) -> bool {
         self.lazy
     }
+
+    /// What a `[trace]` samples at this link's queue, in column order:
+    /// backlog in packets and bytes, whole-run arrivals and drops, then what
+    /// the discipline reports of its state.
+    pub fn trace(&self, push: &mut dyn FnMut(&'static str, f64)) {
+        let b = self.qdisc.backlog();
+        push("backlog_pkts", b.pkts as f64);
+        push("backlog_bytes", b.bytes as f64);
+        push("arrivals", self.mon.totals.arrivals as f64);
+        push("drops", self.mon.totals.drops as f64);
+        self.qdisc.traced(push);
+    }
 }
 
 /// The links of a network, its static routes, and the packets they lost.

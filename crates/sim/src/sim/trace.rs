@@ -24,7 +24,6 @@ impl<'s> Sim<'s> {
         for &l in &tr.links {
             let link = &self.net.links[l as usize];
             let name = &self.sc.net.links[l as usize].name;
-            let b = link.qdisc.backlog();
             let mut push = |key: &str, v: f64| {
                 if tr.columns.len() <= i {
                     tr.columns.push((format!("{name}.{key}"), Vec::new()));
@@ -32,11 +31,7 @@ impl<'s> Sim<'s> {
                 tr.columns[i].1.push(v);
                 i += 1;
             };
-            push("backlog_pkts", b.pkts as f64);
-            push("backlog_bytes", b.bytes as f64);
-            push("arrivals", link.mon.totals.arrivals as f64);
-            push("drops", link.mon.totals.drops as f64);
-            link.qdisc.traced(&mut |k, v| push(k, v));
+            link.trace(&mut push);
         }
         for (f, name) in &tr.flows {
             let sender = &self.ends[*f as usize]
