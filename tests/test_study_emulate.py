@@ -56,3 +56,16 @@ def test_td_vs_red_emulates_a1_after_its_udp_calibration():
     assert exp.replications == em["replications"]
     assert exp.base.to_dict()["duration"] == f"{em['duration_s']}s"
     assert len(exp.runs()) == 4 * em["replications"]  # TD, REDstd, GREDstd, REDopt
+
+
+def test_the_emulated_experiment_files_say_why_they_are_shorter(monkeypatch):
+    from aqmlab.experiment import Experiment
+    from aqmlab.studies import STUDIES
+
+    td = STUDIES["td-vs-red"]
+    monkeypatch.setattr(td, "udp_loss", lambda results, experiment: 0.01)
+    for text in (td.emulated_experiments("smoke", object())["a1-n16"],
+                 STUDIES["blue"].emulated_experiments("smoke")["d4-testbed"]):
+        assert text.startswith("# Emulated as well as simulated (--mode emulate). CHOSEN:")
+        assert "because emulated runs take real time" in text.splitlines()[0]
+        Experiment.from_toml(text)  # still a valid experiment file

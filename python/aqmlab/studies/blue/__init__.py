@@ -511,7 +511,11 @@ class Blue(Study):
         same experiment file, the emulated runs with Linux's TCP on real
         sockets through aqmlab's RED and BLUE (``--mode emulate``)."""
         tb = EMULATED_TESTBED[scale]
-        return {"d4-testbed": self.render("testbed.toml.j2", name="d4-testbed", scale=scale, senders=5,
+        why = (f"# Emulated as well as simulated (--mode emulate). CHOSEN: {tb['duration_s']} s runs with "
+               f"{tb['warmup_s']} s of warm-up and {tb['replications']} replications at {tb['connections']} "
+               "connections, fewer and shorter than the simulated study's, because emulated runs take real time "
+               "one after another; everything else as in the study.\n")
+        return {"d4-testbed": why + self.render("testbed.toml.j2", name="d4-testbed", scale=scale, senders=5,
                                           connections=tb["connections"], warmup_s=tb["warmup_s"],
                                           duration_s=tb["duration_s"], replications=tb["replications"])}
 

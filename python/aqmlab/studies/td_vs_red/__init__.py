@@ -158,7 +158,11 @@ class TdVsRed(Study):
             for n in em["flows"]:
                 loss = self.udp_loss(results, f"a1-udp-n{n}")
                 if loss is not None:
-                    out[f"a1-n{n}"] = self._a1(scale, n, "compare", loss, timing)
+                    out[f"a1-n{n}"] = (
+                        f"# Emulated as well as simulated (--mode emulate). CHOSEN: {em['duration_s']} s runs with "
+                        f"{em['warmup_s']} s of warm-up and {em['replications']} replications, shorter than the "
+                        "simulated study's at this scale, because emulated runs take real time one after another; "
+                        "everything else as in the study.\n" + self._a1(scale, n, "compare", loss, timing))
         return out
 
     def simulated_only(self, experiment: str) -> bool:
