@@ -226,16 +226,17 @@ def test_a_machine_that_cannot_emulate_is_one_line_and_exit_2(tmp_path, monkeypa
 
 @needs_emulation
 def test_a_point_the_emulator_cannot_run_is_refused_before_any_run(tmp_path):
-    # Point 1 turns the CBR group into web sessions, which emulation does not
-    # run: the sweep stops before its first run, naming the key and the point.
+    # Point 1 turns the CBR group into web sessions whose requests are too
+    # small for emulation's 20-byte head: the sweep stops before its first
+    # run, naming the key and the point.
     text = EXPERIMENT.replace('"traffic[0].rate" = ["5Mbps", "12Mbps"]',
                               '"traffic[0]" = [{ name = "cbr", kind = "cbr", src = "a", dst = "b", rate = "5Mbps", '
                               'size = "1000B", start = "0s" }, { name = "web", kind = "web", src = "a", dst = "b", '
-                              'count = 2 }]')
+                              'count = 2, packet_size = "16B" }]')
     path = tmp_path / "web.toml"
     path.write_text(text)
     r = cli("sweep", str(path), "--emulate", "--quiet", cwd=tmp_path)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
-    assert r.stderr.startswith("error: traffic[0].kind (point traffic[0]=")
-    assert '"web" traffic is not emulated' in r.stderr
+    assert r.stderr.startswith("error: traffic[0].packet_size (point traffic[0]=")
+    assert "emulation's web requests carry a 20-byte head" in r.stderr
     assert not (tmp_path / "web.duckdb").exists()

@@ -8,11 +8,12 @@
 //! and monitors, built by `aqmlab_sim::net` exactly as the simulator builds
 //! them, on CLOCK_MONOTONIC; a frame leaves for its destination host when
 //! it reaches it. The hosts' traffic ([`traffic`]) is real sockets: the TCP
-//! kinds `ftp`, `file` and `onoff` (without `rate`) on the simulator's own
-//! application machine, with the kernel's congestion control (`tcp.variant`
-//! "reno", "newreno" and "sack" as Linux's reno, "cubic" and "bbr" as
-//! themselves, refused with what the kernel offers if it lacks them), and
-//! UDP on the simulator's own schedules. The result has the simulator's summary keys for queues and
+//! kinds `ftp`, `file`, `onoff`, `web` and `http11` on the simulator's own
+//! application machines, with the kernel's congestion control
+//! (`tcp.variant` "reno", "newreno" and "sack" as Linux's reno, "cubic" and
+//! "bbr" as themselves, refused with what the kernel offers if it lacks
+//! them), and UDP on the simulator's own schedules. The result has the
+//! simulator's summary keys for queues and
 //! flows, plus `engine = "emulation"`, the timing accuracy of the router
 //! and what the kernel dropped or refused outside the scenario's queues.
 //!
@@ -30,19 +31,21 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 
 use aqmlab_qdisc::{Duration, Time};
+use aqmlab_sim::config::dist::Dist;
 use aqmlab_sim::config::ConfigError;
 use aqmlab_sim::monitor::Window;
 use aqmlab_sim::net::link::Network;
 use aqmlab_qdisc::rng;
 use aqmlab_sim::app::bulk::Bulk;
 use aqmlab_sim::app::http11::Http11Client;
+use aqmlab_sim::app::web::{WebResponse, WebSession};
 use aqmlab_sim::app::REQUEST_PKTS;
-use aqmlab_sim::scenario::{Scenario, SourceSpec, TcpOnOff};
+use aqmlab_sim::scenario::{Scenario, SourceSpec};
 use aqmlab_sim::transport::tcp::config::Variant;
 use aqmlab_sim::transport::udp::UdpSource;
 
 use router::{FlowInfo, Router, FLOW_PORT_BASE};
-use traffic::{FlowApp, FlowPlan, Traffic};
+use traffic::{FlowApp, FlowPlan, Traffic, WebFlow};
 
 /// Why an emulation did not give a result.
 #[derive(Debug)]
@@ -204,6 +207,36 @@ fn host_tcp_for(
     cc
 }
 
+/// What a web group asks that emulation cannot do: a request too small to
+/// carry its head ([`traffic::REQUEST_HEAD`]), or with `new-connection` a
+/// host that is both a server and a client (both would listen on the
+/// session's port).
+fn web_problems(g: &aqmlab_sim::scenario::GroupSpec, path: &str, payload_bytes: u32, response: WebResponse, nodes: &[aqmlab_sim::net::topology::NodeSpec]) -> Vec<ConfigError> {
+    let mut errs = Vec::new();
+    let request = REQUEST_PKTS as u64 * payload_bytes as u64;
+    if request < traffic::REQUEST_HEAD as u64 {
+        errs.push(ConfigError {
+            path: format!("{path}.packet_size"),
+            message: format!(
+                "gives requests of {request} payload bytes; emulation's web requests carry a {}-byte head (the object, its size and the client), so the payload must be at least that",
+                traffic::REQUEST_HEAD
+            ),
+        });
+    }
+    if response == WebResponse::NewConnection {
+        if let Some(&n) = g.src.iter().find(|n| g.dst.contains(n)) {
+            errs.push(ConfigError {
+                path: format!("{path}.dst"),
+                message: format!(
+                    "node {:?} is both a server (src) and a client (dst); with response = \"new-connection\" emulation listens for requests at servers and responses at clients on the session's port, so the two lists must not share a node (or use response = \"same-connection\")",
+                    nodes[n as usize].name
+                ),
+            });
+        }
+    }
+    errs
+}
+
 /// What an emulation of a scenario needs, worked out before anything is
 /// made: its hosts, the flows as the router and the hosts see them, and
 /// each host's TCP settings.
@@ -232,6 +265,12 @@ fn plan(sc: &Scenario, seed: u64) -> Result<Plan, Vec<ConfigError>> {
             let (s, d) = g.endpoints(j);
             is_host[s as usize] = true;
             is_host[d as usize] = true;
+        }
+        if let SourceSpec::Web { .. } = g.source {
+            // A session may use any of the group's servers and clients.
+            for &n in g.src.iter().chain(&g.dst) {
+                is_host[n as usize] = true;
+            }
         }
     }
     let host_node: Vec<u32> = (0..sc.net.nodes.len() as u32).filter(|&n| is_host[n as usize]).collect();
@@ -265,19 +304,8 @@ fn plan(sc: &Scenario, seed: u64) -> Result<Plan, Vec<ConfigError>> {
             let app = match &g.source {
                 SourceSpec::Udp(schedule) => FlowApp::Udp(Box::new(UdpSource::seeded(seed, &name, schedule, stop))),
                 SourceSpec::Ftp {
-                    on_off: Some(TcpOnOff { rate_bps: Some(_), .. }),
-                    ..
-                } => {
-                    if j == 0 {
-                        errs.push(ConfigError {
-                            path: format!("{path}.rate"),
-                            message: "is not emulated yet: emulation runs \"onoff\" over TCP with unlimited data during ON periods (no `rate`)".into(),
-                        });
-                    }
-                    continue;
-                }
-                SourceSpec::Ftp {
                     size_bytes,
+                    payload,
                     tcp,
                     on_off,
                     repeat,
@@ -290,7 +318,12 @@ fn plan(sc: &Scenario, seed: u64) -> Result<Plan, Vec<ConfigError>> {
                         host: &sc.net.nodes[s as usize].name,
                     }, &mut available_cc, &mut errs);
                     // The simulator's application machine, with its streams.
+                    let paced = g.source.schedule();
                     let app = match (on_off, repeat) {
+                        (Some(_), _) if paced.is_some() => {
+                            let schedule = paced.as_ref().expect("a paced application's schedule");
+                            Bulk::paced(UdpSource::seeded(seed, &name, schedule, stop), start)
+                        }
                         (Some(o), _) => Bulk::on_off(o.on.clone(), o.off.clone(), rng::stream(seed, &format!("{name}.onoff")), start),
                         (None, Some((size, gap))) => Bulk::file(size.clone(), gap.clone(), rng::stream(seed, &format!("{name}.repeat")), start),
                         (None, None) => Bulk::ftp(*size_bytes, start),
@@ -298,7 +331,11 @@ fn plan(sc: &Scenario, seed: u64) -> Result<Plan, Vec<ConfigError>> {
                     FlowApp::Tcp {
                         cc: cc.to_string(),
                         app: Box::new(app),
-                        bounded_unsent: on_off.is_some(),
+                        bounded_unsent: on_off.is_some() && paced.is_none(),
+                        paced_bytes: match (&paced, payload) {
+                            (Some(_), Dist::Constant(b)) => Some(*b as u32),
+                            _ => None,
+                        },
                     }
                 }
                 SourceSpec::Http11 { params, payload_bytes, tcp } => {
@@ -323,17 +360,36 @@ fn plan(sc: &Scenario, seed: u64) -> Result<Plan, Vec<ConfigError>> {
                         payload_bytes: *payload_bytes,
                     }
                 }
-                other => {
-                    if j == 0 {
-                        errs.push(ConfigError {
-                            path: format!("{path}.kind"),
-                            message: format!(
-                                "{:?} traffic is not emulated yet; emulation runs the TCP kinds \"ftp\", \"file\", \"onoff\" (without `rate`) and \"http11\", and the UDP kinds \"cbr\", \"poisson\", \"batch-poisson\" and \"onoff\"",
-                                other.kind()
-                            ),
-                        });
+                SourceSpec::Web {
+                    params,
+                    payload_bytes,
+                    tcp,
+                    response,
+                } => {
+                    // Servers send the responses and clients the requests,
+                    // each with the group's TCP.
+                    let mut cc = "";
+                    for (k, &n) in g.src.iter().chain(&g.dst).enumerate() {
+                        cc = host_tcp_for(&mut host_tcp[node_host[n as usize]], tcp, &HostCheck {
+                            first: j == 0 && k == 0,
+                            gi,
+                            path: &path,
+                            host: &sc.net.nodes[n as usize].name,
+                        }, &mut available_cc, &mut errs);
                     }
-                    continue;
+                    if j == 0 {
+                        errs.extend(web_problems(g, &path, *payload_bytes, *response, &sc.net.nodes));
+                    }
+                    let session = WebSession::new(params, g.dst.len() as u32, g.src.len() as u32, rng::stream(seed, &format!("{name}.web")))
+                        .expect("a validated web group");
+                    FlowApp::Web(Box::new(WebFlow {
+                        cc: cc.to_string(),
+                        session,
+                        servers: g.src.iter().map(|&n| node_host[n as usize]).collect(),
+                        clients: g.dst.iter().map(|&n| node_host[n as usize]).collect(),
+                        payload_bytes: *payload_bytes,
+                        response: *response,
+                    }))
                 }
             };
             infos.push(FlowInfo {

@@ -9,11 +9,14 @@
 //! receiver having all its bytes, those that end inside the window;
 //! HTTP/1.1 groups get the simulator's `responses`, `responses_by_size`
 //! and `request_goodput_bps` (payload), their flows' `transfers` counting
-//! responses. The router counts a flow's packets both ways, so an HTTP/1.1
-//! flow's `sent` and `delivered` include its requests (one packet each),
-//! which the simulator counts on a connection of their own.
+//! responses. Web groups get the simulator's `web` (object and page times,
+//! the mean of open connections) and `request_goodput_bps`, their flows'
+//! `transfers` and the group's counting objects. The router counts a flow's
+//! packets both ways, so an HTTP/1.1 or web flow's `sent` and `delivered`
+//! include its requests (one packet each), which the simulator counts on
+//! connections of their own.
 
-use aqmlab_sim::monitor::{jain_index, FlowRow, FlowStats, GroupSummary, Named, SizeRow, TimesSummary};
+use aqmlab_sim::monitor::{jain_index, FlowRow, FlowStats, GroupSummary, Named, SizeRow, TimesSummary, WebSummary};
 use aqmlab_sim::scenario::{Scenario, SourceSpec};
 use serde_json::{json, Value};
 
@@ -60,6 +63,7 @@ pub fn build(sc: &Scenario, seed: u64, mut r: RouterReport, hosts: Vec<HostStats
         let mut transfer_times = Vec::new();
         let mut responses: Vec<(u32, f64)> = Vec::new();
         let mut request_bytes = 0u64;
+        let (mut pages, mut open_area_ns) = (Vec::new(), 0u128);
         for j in 0..g.count {
             let (src, dst) = g.endpoints(j);
             let h = &hosts[f];
@@ -106,6 +110,8 @@ pub fn build(sc: &Scenario, seed: u64, mut r: RouterReport, hosts: Vec<HostStats
                 transfer_times.extend_from_slice(&h.transfer_times);
                 responses.extend_from_slice(&h.response_times);
                 request_bytes += h.request_bytes;
+                pages.extend_from_slice(&h.page_times);
+                open_area_ns += h.open_area_ns;
                 if let Some(i) = info {
                     // Whole run: TCP_INFO counts from the connection's start.
                     o.insert("retransmits_run".into(), json!(i.total_retrans));
@@ -135,7 +141,19 @@ pub fn build(sc: &Scenario, seed: u64, mut r: RouterReport, hosts: Vec<HostStats
                 "responses_by_size": SizeRow::by_size(&mut responses),
             })
         });
-        group_tcp.push(g.source.is_tcp().then(|| (retrans, TimesSummary::of(&mut transfer_times), http)));
+        let web = matches!(g.source, SourceSpec::Web { .. }).then(|| {
+            let mut objects = transfer_times.clone();
+            // The simulator's keys, beside the group's others.
+            let mut v = serde_json::to_value(WebSummary {
+                objects: TimesSummary::of(&mut objects),
+                pages: TimesSummary::of(&mut pages),
+                active_connections_mean: open_area_ns as f64 / (w * 1e9),
+            })
+            .expect("a summary serialises");
+            v["request_goodput_bps"] = num(request_bytes as f64 * 8.0 / w);
+            v
+        });
+        group_tcp.push(g.source.is_tcp().then(|| (retrans, TimesSummary::of(&mut transfer_times), http.or(web))));
     }
     let mut traffic = serde_json::to_value(&traffic).expect("groups serialise");
     for (g, tcp) in sc.groups.iter().zip(group_tcp) {
