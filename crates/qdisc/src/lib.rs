@@ -23,6 +23,7 @@ pub mod codel;
 mod conservation;
 pub mod droptail;
 pub mod fifo;
+pub mod fq;
 pub mod fq_codel;
 pub mod packet;
 pub mod pie;
