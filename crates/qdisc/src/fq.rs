@@ -79,7 +79,12 @@ pub trait FlowAqm: Clone + Debug {
     fn update(&self, _s: &mut Self::State, _queue: &Fifo) {}
 
     /// The AQM's traced values, after the scheduler's own.
-    fn traced(&self, stats: &Self::Stats, states: &mut dyn Iterator<Item = &Self::State>, out: &mut dyn FnMut(&'static str, f64));
+    fn traced(
+        &self,
+        stats: &Self::Stats,
+        states: &mut dyn Iterator<Item = &Self::State>,
+        out: &mut dyn FnMut(&'static str, f64),
+    );
 }
 
 /// What the scheduler does when an arrival takes the total over `limit`.
@@ -352,14 +357,9 @@ impl<A: FlowAqm> FlowQueueing<A> {
                 continue;
             }
             let before = fq.queue.backlog();
-            let got = self.aqm.dequeue(
-                &mut fq.aqm,
-                &mut self.stats.aqm,
-                &mut fq.queue,
-                now,
-                fx,
-                &mut self.rng,
-            );
+            let got = self
+                .aqm
+                .dequeue(&mut fq.aqm, &mut self.stats.aqm, &mut fq.queue, now, fx, &mut self.rng);
             let after = fq.queue.backlog();
             self.backlog.pkts -= before.pkts - after.pkts;
             self.backlog.bytes -= before.bytes - after.bytes;

@@ -277,8 +277,8 @@ mod test {
     use crate::codel::{Codel, CodelParams};
     use crate::conservation::{Conserving, Tally};
     use crate::fq::test::check_books;
-    use crate::DropReason;
     use crate::packet::Ecn;
+    use crate::DropReason;
     use proptest::prelude::*;
 
     // Constants
