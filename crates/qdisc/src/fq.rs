@@ -22,7 +22,7 @@ use std::fmt::Debug;
 
 use crate::fifo::{Backlog, Fifo, Limit};
 use crate::packet::Packet;
-use crate::rng::Rng;
+use crate::rng::{self, Rng};
 use crate::time::{Duration, Time};
 use crate::{DropReason, Effects, ParamError, Verdict};
 
@@ -36,11 +36,17 @@ pub trait FlowAqm: Clone + Debug {
     type State: Clone + Debug;
     type Stats: Copy + Debug + Default + PartialEq;
 
+    /// Whether [`FlowAqm::admit`] uses a uniform draw: then one is taken
+    /// for every arrival before the limit check, as every discipline that
+    /// draws at arrival does (so draws line up arrival by arrival).
+    const ARRIVAL_DRAW: bool = false;
+
     /// A queue's state before its first packet.
     fn new_state(&self) -> Self::State;
 
     /// An arrival for which the buffer has room, before it joins `queue`
-    /// (its flow's queue): queue it, mark it (`Verdict::Marked`, the AQM has
+    /// (its flow's queue), given the uniform draw `u` in [0, 1) (0 unless
+    /// `ARRIVAL_DRAW`): queue it, mark it (`Verdict::Marked`, the AQM has
     /// set CE) or drop it. The default queues every arrival.
     fn admit(
         &self,
@@ -48,7 +54,7 @@ pub trait FlowAqm: Clone + Debug {
         _stats: &mut Self::Stats,
         _queue: &Fifo,
         _pkt: &mut Packet,
-        _rng: &mut Rng,
+        _u: f64,
     ) -> Verdict {
         Verdict::Enqueued
     }
@@ -306,6 +312,11 @@ impl<A: FlowAqm> FlowQueueing<A> {
 
     pub fn enqueue(&mut self, mut pkt: Packet, now: Time, fx: &mut Effects) -> Verdict {
         let i = self.flow_index(pkt.flow);
+        let u = if A::ARRIVAL_DRAW {
+            rng::uniform(&mut self.rng)
+        } else {
+            0.0
+        };
         if self.overflow == Overflow::Tail && !self.limit.admits(self.backlog, pkt.size_bytes) {
             self.stats.overflow_drops += 1;
             self.aqm.on_overflow(&mut self.queues[i].aqm, now);
@@ -314,7 +325,7 @@ impl<A: FlowAqm> FlowQueueing<A> {
         let fq = &mut self.queues[i];
         let mut verdict = self
             .aqm
-            .admit(&mut fq.aqm, &mut self.stats.aqm, &fq.queue, &mut pkt, &mut self.rng);
+            .admit(&mut fq.aqm, &mut self.stats.aqm, &fq.queue, &mut pkt, u);
         if let Verdict::Dropped(_) = verdict {
             return verdict;
         }

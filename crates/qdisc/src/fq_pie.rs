@@ -39,14 +39,19 @@
 //! - `byte_mode` (false): scale the probability by `size / mean_pktsize`.
 //! - `derandomize` (true): RFC 8033 Section 5.4, which Linux's PIE always
 //!   applies.
-//! - `mean_pktsize` is not a key: the link MTU, which Linux uses for the
-//!   safeguard (no drop while a flow holds less than two MTUs... see
-//!   `pie.rs` for the `<=`) and byte mode.
+//! - `mean_pktsize` is not a key: it is the link MTU, which Linux uses for
+//!   the safeguard (no early drop while the flow holds at most two of them)
+//!   and for byte mode. With N backlogged flows sharing a link of rate C,
+//!   that floor is a sojourn of about 2 N MTU / C: above `target` once N
+//!   exceeds `target * C / (2 MTU)` (6.25: from 7 flows at 10 Mb/s with
+//!   1500 B packets and the 15 ms target), after which the flows' delay
+//!   sits at the floor rather than at `target`.
+//! - One uniform draw is taken per arrival, before the limit check, as
+//!   `pie` does.
 //!
 //! Choices between variants:
-//! - Overflow drops the arrival (Linux `fq_pie`). FQ-CoDel's drop from the
-//!   fattest flow is not used: ns-3's `FqPieQueueDisc` and RFC 8290 do that,
-//!   Linux does not.
+//! - Overflow drops the arrival, as Linux `fq_pie` does; RFC 8290's drop
+//!   from the head of the fattest flow (`fq_codel`) is not used.
 //! - Linux's `memory_limit` (32 MiB of socket-buffer memory) only counts an
 //!   `overmemory` statistic and never drops, so it has no key here; a byte
 //!   `limit` bounds memory instead.
@@ -74,7 +79,7 @@ use crate::fq::{validate_scheduler, FlowAqm, FlowList, FlowQueueing, FqStats, Ov
 use crate::fq_codel::resolve_quantum;
 use crate::packet::{Ecn, Packet};
 use crate::pie::{pie_decide, pie_update, DelayEstimator, PieAction, PieParams, PieState};
-use crate::rng::{self, Rng};
+use crate::rng::Rng;
 use crate::time::{Duration, Time};
 use crate::{Effects, LinkInfo, ParamError, QueueDisc, Verdict};
 
@@ -172,6 +177,8 @@ impl FlowAqm for FqPieLaw {
     type State = PieState;
     type Stats = FqPieAqmStats;
 
+    const ARRIVAL_DRAW: bool = true;
+
     fn new_state(&self) -> PieState {
         PieState::new(&self.pie)
     }
@@ -182,9 +189,8 @@ impl FlowAqm for FqPieLaw {
         stats: &mut FqPieAqmStats,
         queue: &Fifo,
         pkt: &mut Packet,
-        rng: &mut Rng,
+        u: f64,
     ) -> Verdict {
-        let u = rng::uniform(rng);
         let ecn_capable = pkt.ecn != Ecn::NotEct;
         match pie_decide(&self.pie, s, queue.backlog(), pkt.size_bytes, ecn_capable, u) {
             PieAction::Enqueue => Verdict::Enqueued,
