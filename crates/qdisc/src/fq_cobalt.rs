@@ -6,7 +6,11 @@
 //! CAKE: no shaper, no host isolation (flows only, no triple-isolate), no
 //! diffserv tins, no ACK filter, no overhead compensation, no
 //! set-associative hash. ns-3's `FqCobaltQueueDisc` is the same
-//! composition.
+//! composition with two differences, where this follows CAKE: on overflow
+//! ns-3 drops up to 64 packets (half the bytes) from the fattest flow
+//! without telling that flow's COBALT, and it gives every flow a
+//! `blue_threshold` of 400 ms, so its per-flow BLUE rises only on long
+//! sojourns, never on overflow.
 //!
 //! Heads up: the scheduler is `fq.rs` (rules and choices stated in
 //! `fq_codel.rs`); the per-flow AQM and its choices are `cobalt.rs`'s.
@@ -28,8 +32,8 @@
 //! - `ecn` (true): CAKE marks ECN-capable packets always; ns-3's
 //!   `FqCobaltQueueDisc` defaults to marking as well.
 //! - `increment` (1/256), `decrement` (1/4096): BLUE's steps (CAKE, ns-3).
-//! - `blue_threshold` (none, as CAKE): see `cobalt.rs`; ns-3's rule is
-//!   available by giving it.
+//! - `blue_threshold` (none, as CAKE): see `cobalt.rs`; ns-3's rule
+//!   (400 ms there) is available by giving it.
 //!
 //! Choices between variants:
 //! - An emptied queue leaves the lists as in FQ-CoDel (ns-3). CAKE keeps it
