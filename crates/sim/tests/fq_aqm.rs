@@ -45,6 +45,13 @@ fn test_fq_pie_holds_each_flow_near_target_and_shares_fairly() {
     let (qdelay, jain, util) = (f(&q["qdelay_mean_s"]), f(&s["fairness"]["jain"]), f(&q["utilization"]));
     assert!(jain > 0.99, "jain {jain}");
     assert!((qdelay - 0.015).abs() < 0.005, "qdelay {qdelay}");
+    // Each flow's own queueing delay: its mean one-way delay less its
+    // least (the fixed part, propagation and transmission, seen by a packet
+    // that found its queue nearly empty).
+    for r in s["flows"].as_array().unwrap() {
+        let own = f(&r["delay_mean_s"]) - f(&r["delay_min_s"]);
+        assert!((own - 0.015).abs() < 0.005, "flow {}: queueing {own}", r["id"]);
+    }
     assert!(util > 0.95, "utilization {util}");
 }
 
@@ -77,13 +84,37 @@ fn test_fq_cobalt_keeps_sojourn_near_target_and_shares_fairly() {
 #[test]
 fn test_bad_values_rejected_by_key_before_the_run() {
     let cases = [
-        (json!({ "kind": "fq_pie", "ecn_prob": 1.5 }), "topology.qdisc.ecn_prob", "1.5"),
-        (json!({ "kind": "fq_pie", "target": "0s" }), "topology.qdisc.target", "0"),
+        (
+            json!({ "kind": "fq_pie", "ecn_prob": 1.5 }),
+            "topology.qdisc.ecn_prob",
+            "1.5",
+        ),
+        (
+            json!({ "kind": "fq_pie", "target": "0s" }),
+            "topology.qdisc.target",
+            "0",
+        ),
         (json!({ "kind": "fq_pie", "flows": 0 }), "topology.qdisc.flows", "0"),
-        (json!({ "kind": "cobalt", "increment": 2 }), "topology.qdisc.increment", "2"),
-        (json!({ "kind": "cobalt", "blue_threshold": "soon" }), "topology.qdisc.blue_threshold", "none"),
-        (json!({ "kind": "fq_cobalt", "drop_batch": 0 }), "topology.qdisc.drop_batch", "0"),
-        (json!({ "kind": "fq_cobalt", "quantum": "0B" }), "topology.qdisc.quantum", "0"),
+        (
+            json!({ "kind": "cobalt", "increment": 2 }),
+            "topology.qdisc.increment",
+            "2",
+        ),
+        (
+            json!({ "kind": "cobalt", "blue_threshold": "soon" }),
+            "topology.qdisc.blue_threshold",
+            "none",
+        ),
+        (
+            json!({ "kind": "fq_cobalt", "drop_batch": 0 }),
+            "topology.qdisc.drop_batch",
+            "0",
+        ),
+        (
+            json!({ "kind": "fq_cobalt", "quantum": "0B" }),
+            "topology.qdisc.quantum",
+            "0",
+        ),
     ];
     for (qdisc, path, shown) in cases {
         let v = json!({
