@@ -22,16 +22,18 @@
 //!   byte backlog), and that queue's COBALT is told its queue overflowed
 //!   (`cobalt_queue_full`: BLUE's `p_drop` rises and CoDel enters its
 //!   dropping state), repeated until under the limit (CAKE's `cake_drop`).
-//! - `drop_batch` (1, as CAKE): the most packets one overflow step drops
-//!   from the fattest queue (FQ-CoDel's rule of at most half its bytes
-//!   applies too); ns-3 uses FQ-CoDel's 64.
-//! - `flows` (1024, CAKE's queues per tin and ns-3's default), `quantum`
-//!   (the link MTU, as `fq_codel`; CAKE uses 1514 bytes when unshaped).
-//! - `target` (5 ms), `interval` (100 ms): COBALT's, per flow (CAKE's
-//!   defaults for its 100 ms RTT setting; ns-3's too).
+//! - `drop_batch` (1, as CAKE; >= 1): the most packets one overflow step
+//!   drops from the fattest queue (FQ-CoDel's rule of at most half its
+//!   bytes applies too); ns-3 uses FQ-CoDel's 64.
+//! - `flows` (1024, CAKE's queues per tin and ns-3's default; 1 to 65536),
+//!   `quantum` (the link MTU, as `fq_codel`; CAKE uses 1514 bytes when
+//!   unshaped; >= 1 byte).
+//! - `target` (5 ms), `interval` (100 ms), both > 0: COBALT's, per flow
+//!   (CAKE's defaults for its 100 ms RTT setting; ns-3's too).
 //! - `ecn` (true): CAKE marks ECN-capable packets always; ns-3's
 //!   `FqCobaltQueueDisc` defaults to marking as well.
-//! - `increment` (1/256), `decrement` (1/4096): BLUE's steps (CAKE, ns-3).
+//! - `increment` (1/256), `decrement` (1/4096), in [0, 1]: BLUE's steps
+//!   (CAKE, ns-3).
 //! - `blue_threshold` (none, as CAKE): see `cobalt.rs`; ns-3's rule
 //!   (400 ms there) is available by giving it.
 //!
