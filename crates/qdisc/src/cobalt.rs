@@ -1,10 +1,12 @@
 //! COBALT, CoDel and BLUE Alternate: the per-flow AQM of CAKE, described in
 //! T. Høiland-Jørgensen, D. Täht and J. Morton, "Piece of CAKE: A
 //! Comprehensive Queue Management Solution for Home Gateways", IEEE LANMAN
-//! 2018 (Section III-C), as Linux's `sch_cake.c` implements it
+//! 2018 (its AQM section), as Linux's `sch_cake.c` implements it
 //! (`cobalt_should_drop`, `cobalt_queue_full`, `cobalt_queue_empty`), and
-//! as ns-3's `CobaltQueueDisc` runs it on a single queue, which is what this
-//! discipline is and should be compared with.
+//! as ns-3's `CobaltQueueDisc` runs it on a single queue (J. Palmei,
+//! S. Gupta, P. Imputato, J. Morton, M. Tahiliani, S. Avallone and
+//! D. Täht, "Design and Evaluation of COBALT Queue Discipline", IEEE LANMAN
+//! 2019), which is what this discipline is and should be compared with.
 //!
 //! Heads up: read CoDel (RFC 8289 and `codel.rs`) and BLUE (`blue.rs`)
 //! first; COBALT's CoDel is a restructured one, not RFC 8289's pseudo-code.

@@ -2,10 +2,10 @@
 //! scheduler (RFC 8290, Section 4): the flow isolation and per-flow AQM of
 //! CAKE (T. Høiland-Jørgensen, D. Täht and J. Morton, "Piece of CAKE: A
 //! Comprehensive Queue Management Solution for Home Gateways", IEEE LANMAN
-//! 2018, Sections III-B and III-C; Linux `sch_cake.c`), without the rest of
-//! CAKE: no shaper, no host isolation (flows only, no triple-isolate), no
-//! diffserv tins, no ACK filter, no overhead compensation, no
-//! set-associative hash. ns-3's `FqCobaltQueueDisc` is the same
+//! 2018, its flow isolation and AQM sections; Linux `sch_cake.c`), without
+//! the rest of CAKE: no shaper, no host isolation (flows only, no
+//! triple-isolate), no diffserv tins, no ACK filter, no overhead
+//! compensation, no set-associative hash. ns-3's `FqCobaltQueueDisc` is the same
 //! composition with two differences, where this follows CAKE: on overflow
 //! ns-3 drops up to 64 packets (half the bytes) from the fattest flow
 //! without telling that flow's COBALT, and it gives every flow a
