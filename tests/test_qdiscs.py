@@ -21,6 +21,9 @@ QDISCS = {
     "codel": {},
     "pie": {},
     "fq_codel": {},
+    "fq_pie": {},
+    "cobalt": {},
+    "fq_cobalt": {},
 }
 
 # One invalid value per kind, and the key path the error must name.
@@ -37,6 +40,9 @@ BAD = {
     "codel": ("target", "0ms", "topology.qdisc.target"),
     "pie": ("alpha", -1, "topology.qdisc.alpha"),
     "fq_codel": ("flows", 0, "topology.qdisc.flows"),
+    "fq_pie": ("ecn_prob", 1.5, "topology.qdisc.ecn_prob"),
+    "cobalt": ("blue_threshold", "later", "topology.qdisc.blue_threshold"),
+    "fq_cobalt": ("drop_batch", 0, "topology.qdisc.drop_batch"),
 }
 
 

@@ -238,6 +238,9 @@ impl Writer {
                         QdiscSpec::Pie(_) => "pie",
                         QdiscSpec::Codel(_) => "codel",
                         QdiscSpec::FqCodel(_) => "fq_codel",
+                        QdiscSpec::FqPie(_) => "fq_pie",
+                        QdiscSpec::Cobalt(_) => "cobalt",
+                        QdiscSpec::FqCobalt(_) => "fq_cobalt",
                         QdiscSpec::Blue(_) => "blue",
                         QdiscSpec::Sfb(_) => "sfb",
                         QdiscSpec::RedTail(_) => "red-tail",
@@ -1203,7 +1206,7 @@ mod test {
 
     #[test]
     fn test_disciplines_ns2_lacks_are_refused_at_their_kind() {
-        for kind in ["codel", "pie", "fq_codel", "blue"] {
+        for kind in ["codel", "pie", "fq_codel", "fq_pie", "cobalt", "fq_cobalt", "blue"] {
             let errs = refused(&scenario(json!({"kind": kind, "limit": "50pkt"}), ftp()));
             assert_eq!(errs.len(), 1, "{errs:?}");
             assert_eq!(errs[0].0, "topology.qdisc.kind");

@@ -31,8 +31,8 @@ use proptest::prelude::*;
 use crate::packet::{Ecn, Packet};
 use crate::time::{Duration, Time};
 use crate::{
-    AnyQdisc, Bernoulli, Blue, Codel, DropReason, DropTail, Effects, FqCodel, Pie, QueueDisc, Red, RedTail, Sfb, Ted,
-    Verdict,
+    AnyQdisc, Bernoulli, Blue, Cobalt, Codel, DropReason, DropTail, Effects, FqCobalt, FqCodel, FqPie, Pie, QueueDisc,
+    Red, RedTail, Sfb, Ted, Verdict,
 };
 
 /// What a discipline gives the harness.
@@ -271,6 +271,9 @@ every_discipline! {
     Pie => prop_pie_conserves_packets_and_bytes,
     Codel => prop_codel_conserves_packets_and_bytes,
     FqCodel => prop_fq_codel_conserves_packets_and_bytes,
+    FqPie => prop_fq_pie_conserves_packets_and_bytes,
+    Cobalt => prop_cobalt_conserves_packets_and_bytes,
+    FqCobalt => prop_fq_cobalt_conserves_packets_and_bytes,
     Blue => prop_blue_conserves_packets_and_bytes,
     Sfb => prop_sfb_conserves_packets_and_bytes,
     Red => prop_red_conserves_packets_and_bytes,

@@ -4,7 +4,9 @@
 //! (Section 4: enqueue, dequeue, parameters).
 //!
 //! Heads up: read RFC 8290 Section 4 and `codel.rs` (the per-flow control
-//! law) before changing this file.
+//! law) before changing this file. The scheduler described here lives in
+//! `fq.rs`, shared with `fq_pie.rs` and `fq_cobalt.rs`; its rules and
+//! choices are stated here once.
 //!
 //! Packets are spread over `flows` queues by a keyed hash of their flow id.
 //! Each queue has its own CoDel state ([`CodelState`]) and a byte `deficit`.
@@ -68,16 +70,15 @@
 //! - CoDel state is kept when a queue goes inactive (as Linux), so the
 //!   re-entry rule still applies when the flow comes back.
 
-use std::collections::VecDeque;
-
 use crate::codel::{codel_dequeue, validate_law, CodelLaw, CodelState, CodelStats};
 use crate::fifo::{Backlog, Fifo, Limit};
+use crate::fq::{validate_scheduler, FlowAqm, FlowQueueing, Overflow};
 use crate::packet::Packet;
+use crate::rng::Rng;
 use crate::time::{Duration, Time};
-use crate::{DropReason, Effects, LinkInfo, ParamError, QueueDisc, Verdict};
+use crate::{Effects, LinkInfo, ParamError, QueueDisc, Verdict};
 
-/// The most flow queues (Linux caps `flows` at 65536).
-pub const MAX_FLOWS: u32 = 65_536;
+pub use crate::fq::{FlowList, MAX_FLOWS};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FqCodelParams {
@@ -109,31 +110,16 @@ impl Default for FqCodelParams {
 
 impl FqCodelParams {
     pub fn validate(&self) -> Result<(), ParamError> {
-        self.limit.validate()?;
-        if !(1..=MAX_FLOWS).contains(&self.flows) {
-            return Err(ParamError::new(
-                "flows",
-                format!("must be in [1, {MAX_FLOWS}] (got {})", self.flows),
-            ));
-        }
-        if self.quantum_bytes == Some(0) {
-            return Err(ParamError::new("quantum", "must be at least 1 byte (got 0)"));
-        }
-        if self.drop_batch_pkts == 0 {
-            return Err(ParamError::new("drop_batch", "must be at least 1 packet (got 0)"));
-        }
+        validate_scheduler(
+            self.limit,
+            self.flows,
+            self.quantum_bytes,
+            Overflow::Fattest {
+                batch_pkts: self.drop_batch_pkts,
+            },
+        )?;
         validate_law(self.target, self.interval, self.ecn, self.ce_threshold)
     }
-}
-
-/// Which scheduling list a flow queue is on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum FlowList {
-    /// On neither list: the next packet makes it a new flow.
-    #[default]
-    Inactive,
-    New,
-    Old,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -146,243 +132,142 @@ pub struct FqCodelStats {
     pub new_flows: u64,
 }
 
-#[derive(Clone, Debug, Default)]
-struct FlowQueue {
-    queue: Fifo,
-    codel: CodelState,
-    deficit_bytes: i64,
-    list: FlowList,
+/// CoDel as the AQM of each flow queue: every decision at dequeue.
+impl FlowAqm for CodelLaw {
+    type State = CodelState;
+    type Stats = CodelStats;
+
+    fn new_state(&self) -> CodelState {
+        CodelState::default()
+    }
+
+    fn dequeue(
+        &self,
+        s: &mut CodelState,
+        stats: &mut CodelStats,
+        queue: &mut Fifo,
+        now: Time,
+        fx: &mut Effects,
+        _rng: &mut Rng,
+    ) -> Option<Packet> {
+        codel_dequeue(self, s, stats, queue, now, fx)
+    }
+
+    fn traced(
+        &self,
+        stats: &CodelStats,
+        _states: &mut dyn Iterator<Item = &CodelState>,
+        out: &mut dyn FnMut(&'static str, f64),
+    ) {
+        out("codel_drops", stats.head_drops as f64);
+        out("codel_marks", (stats.ecn_marks + stats.ce_marks) as f64);
+    }
+}
+
+/// The quantum in force: the one given, else the link MTU, which must then
+/// be at least 1 byte.
+pub(crate) fn resolve_quantum(quantum_bytes: Option<u32>, link: LinkInfo) -> Result<u32, ParamError> {
+    let q = quantum_bytes.unwrap_or(link.mtu_bytes);
+    if q == 0 {
+        return Err(ParamError::new(
+            "quantum",
+            "defaults to the link MTU, which is 0 bytes: give quantum >= 1",
+        ));
+    }
+    Ok(q)
 }
 
 #[derive(Clone, Debug)]
 pub struct FqCodel {
     params: FqCodelParams,
-    law: CodelLaw,
-    quantum_bytes: u32,
-    keys: [u64; 2],
-    queues: Vec<FlowQueue>,
-    new_flows: VecDeque<u32>,
-    old_flows: VecDeque<u32>,
-    backlog: Backlog,
-    stats: FqCodelStats,
-}
-
-/// The MurmurHash3 64-bit finaliser: a bijection that spreads every input
-/// bit over the output.
-#[inline]
-fn fmix64(mut z: u64) -> u64 {
-    z ^= z >> 33;
-    z = z.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    z ^= z >> 33;
-    z = z.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    z ^ (z >> 33)
-}
-
-/// Whether `backlog` exceeds `limit` (the overflow condition).
-#[inline]
-fn over_limit(limit: Limit, backlog: Backlog) -> bool {
-    match limit {
-        Limit::Packets(n) => backlog.pkts > n,
-        Limit::Bytes(b) => backlog.bytes > b,
-        Limit::Unlimited => false,
-    }
+    fq: FlowQueueing<CodelLaw>,
 }
 
 impl FqCodel {
     pub fn new(params: FqCodelParams, link: LinkInfo, seed: u64) -> Result<FqCodel, ParamError> {
         params.validate()?;
-        let quantum_bytes = params.quantum_bytes.unwrap_or(link.mtu_bytes);
-        if quantum_bytes == 0 {
-            return Err(ParamError::new(
-                "quantum",
-                "defaults to the link MTU, which is 0 bytes: give quantum >= 1",
-            ));
-        }
-        let n = params.flows as usize;
+        let quantum_bytes = resolve_quantum(params.quantum_bytes, link)?;
+        let law = CodelLaw {
+            target: params.target,
+            interval: params.interval,
+            maxpacket_bytes: link.mtu_bytes,
+            ecn: params.ecn,
+            ce_threshold: params.ce_threshold,
+        };
+        let overflow = Overflow::Fattest {
+            batch_pkts: params.drop_batch_pkts,
+        };
         Ok(FqCodel {
             params,
-            law: CodelLaw {
-                target: params.target,
-                interval: params.interval,
-                maxpacket_bytes: link.mtu_bytes,
-                ecn: params.ecn,
-                ce_threshold: params.ce_threshold,
-            },
-            quantum_bytes,
-            keys: [
-                fmix64(seed ^ 0x243f_6a88_85a3_08d3),
-                fmix64(seed ^ 0x1319_8a2e_0370_7344),
-            ],
-            queues: vec![FlowQueue::default(); n],
-            new_flows: VecDeque::with_capacity(n),
-            old_flows: VecDeque::with_capacity(n),
-            backlog: Backlog::default(),
-            stats: FqCodelStats::default(),
+            fq: FlowQueueing::new(law, params.limit, params.flows, quantum_bytes, overflow, seed),
         })
     }
 
     /// The parameters in force, with `quantum_bytes` resolved.
     pub fn effective(&self) -> FqCodelParams {
         FqCodelParams {
-            quantum_bytes: Some(self.quantum_bytes),
+            quantum_bytes: Some(self.fq.quantum_bytes()),
             ..self.params
         }
     }
 
     /// The per-flow control law, with `maxpacket` resolved to the link MTU.
     pub fn law(&self) -> &CodelLaw {
-        &self.law
+        self.fq.aqm()
     }
 
-    pub fn stats(&self) -> &FqCodelStats {
-        &self.stats
+    pub fn stats(&self) -> FqCodelStats {
+        let s = self.fq.stats();
+        FqCodelStats {
+            codel: s.aqm,
+            overflow_drops: s.overflow_drops,
+            new_flows: s.new_flows,
+        }
     }
 
     /// The queue (0..flows) that packets of `flow` go to.
     #[inline]
     pub fn flow_index(&self, flow: u32) -> usize {
-        let h = fmix64(fmix64(u64::from(flow) ^ self.keys[0]) ^ self.keys[1]);
-        ((u128::from(h) * u128::from(self.params.flows)) >> 64) as usize
+        self.fq.flow_index(flow)
     }
 
     /// The list that `flow`'s queue is on.
     pub fn flow_list(&self, flow: u32) -> FlowList {
-        self.queues[self.flow_index(flow)].list
+        self.fq.flow_list(flow)
     }
 
     /// What `flow`'s queue holds.
     pub fn flow_backlog(&self, flow: u32) -> Backlog {
-        self.queues[self.flow_index(flow)].queue.backlog()
+        self.fq.flow_backlog(flow)
     }
 
     /// `flow`'s queue's deficit in bytes.
     pub fn flow_deficit_bytes(&self, flow: u32) -> i64 {
-        self.queues[self.flow_index(flow)].deficit_bytes
+        self.fq.flow_deficit_bytes(flow)
     }
 
     /// `flow`'s queue's CoDel variables.
     pub fn flow_codel(&self, flow: u32) -> &CodelState {
-        &self.queues[self.flow_index(flow)].codel
-    }
-
-    /// One overflow batch from the fattest queue. Returns whether it dropped
-    /// the arrival, the last packet of queue `arrival_idx`.
-    fn drop_from_fattest(&mut self, arrival_idx: usize, fx: &mut Effects) -> bool {
-        let mut fattest = None;
-        let mut max_bytes = 0;
-        for (i, fq) in self.queues.iter().enumerate() {
-            let b = fq.queue.backlog();
-            if b.pkts > 0 && (fattest.is_none() || b.bytes > max_bytes) {
-                fattest = Some(i);
-                max_bytes = b.bytes;
-            }
-        }
-        let Some(i) = fattest else {
-            return false;
-        };
-        let threshold_bytes = max_bytes / 2;
-        let (mut dropped_pkts, mut dropped_bytes) = (0u32, 0u64);
-        let mut arrival_dropped = false;
-        while let Some(pkt) = self.queues[i].queue.pop_front() {
-            let size = u64::from(pkt.size_bytes);
-            self.backlog.pkts -= 1;
-            self.backlog.bytes -= size;
-            self.stats.overflow_drops += 1;
-            if i == arrival_idx && self.queues[i].queue.is_empty() {
-                arrival_dropped = true;
-            } else {
-                fx.discard(pkt, DropReason::Overflow);
-            }
-            dropped_pkts += 1;
-            dropped_bytes += size;
-            if dropped_pkts >= self.params.drop_batch_pkts || dropped_bytes >= threshold_bytes {
-                break;
-            }
-        }
-        arrival_dropped
+        self.fq.flow_state(flow)
     }
 }
 
 impl QueueDisc for FqCodel {
-    fn enqueue(&mut self, pkt: Packet, _now: Time, fx: &mut Effects) -> Verdict {
-        let i = self.flow_index(pkt.flow);
-        let fq = &mut self.queues[i];
-        fq.queue.push_back(pkt);
-        self.backlog.pkts += 1;
-        self.backlog.bytes += u64::from(pkt.size_bytes);
-        if fq.list == FlowList::Inactive {
-            fq.list = FlowList::New;
-            fq.deficit_bytes = i64::from(self.quantum_bytes);
-            self.new_flows.push_back(i as u32);
-            self.stats.new_flows += 1;
-        }
-        let mut verdict = Verdict::Enqueued;
-        while over_limit(self.params.limit, self.backlog) {
-            if self.drop_from_fattest(i, fx) {
-                verdict = Verdict::Dropped(DropReason::Overflow);
-            }
-        }
-        verdict
+    fn enqueue(&mut self, pkt: Packet, now: Time, fx: &mut Effects) -> Verdict {
+        self.fq.enqueue(pkt, now, fx)
     }
 
     fn dequeue(&mut self, now: Time, fx: &mut Effects) -> Option<Packet> {
-        loop {
-            let (i, from_new) = match (self.new_flows.front(), self.old_flows.front()) {
-                (Some(&i), _) => (i as usize, true),
-                (None, Some(&i)) => (i as usize, false),
-                (None, None) => return None,
-            };
-            let fq = &mut self.queues[i];
-            if fq.deficit_bytes <= 0 {
-                fq.deficit_bytes += i64::from(self.quantum_bytes);
-                fq.list = FlowList::Old;
-                if from_new {
-                    self.new_flows.pop_front();
-                } else {
-                    self.old_flows.pop_front();
-                }
-                self.old_flows.push_back(i as u32);
-                continue;
-            }
-            let before = fq.queue.backlog();
-            let got = codel_dequeue(&self.law, &mut fq.codel, &mut self.stats.codel, &mut fq.queue, now, fx);
-            let after = fq.queue.backlog();
-            self.backlog.pkts -= before.pkts - after.pkts;
-            self.backlog.bytes -= before.bytes - after.bytes;
-            match got {
-                Some(pkt) => {
-                    fq.deficit_bytes -= i64::from(pkt.size_bytes);
-                    return Some(pkt);
-                }
-                None if from_new => {
-                    // RFC 8290: an emptied new flow goes to the tail of old
-                    // flows, so it cannot regain priority within the round.
-                    self.new_flows.pop_front();
-                    fq.list = FlowList::Old;
-                    self.old_flows.push_back(i as u32);
-                }
-                None => {
-                    self.old_flows.pop_front();
-                    fq.list = FlowList::Inactive;
-                }
-            }
-        }
+        self.fq.dequeue(now, fx)
     }
 
     #[inline]
     fn backlog(&self) -> Backlog {
-        self.backlog
+        self.fq.backlog()
     }
 
     fn traced(&self, out: &mut dyn FnMut(&'static str, f64)) {
-        let max_flow_bytes = self.queues.iter().map(|fq| fq.queue.backlog().bytes).max().unwrap_or(0);
-        let c = &self.stats.codel;
-        out("flows_new", self.new_flows.len() as f64);
-        out("flows_old", self.old_flows.len() as f64);
-        out("backlog_max_flow_bytes", max_flow_bytes as f64);
-        out("codel_drops", c.head_drops as f64);
-        out("codel_marks", (c.ecn_marks + c.ce_marks) as f64);
-        out("overflow_drops", self.stats.overflow_drops as f64);
+        self.fq.traced(out)
     }
 }
 
@@ -391,7 +276,9 @@ mod test {
     use super::*;
     use crate::codel::{Codel, CodelParams};
     use crate::conservation::{Conserving, Tally};
+    use crate::fq::test::check_books;
     use crate::packet::Ecn;
+    use crate::DropReason;
     use proptest::prelude::*;
 
     // Constants
@@ -859,29 +746,6 @@ mod test {
 
     // Conservation (crate::conservation plays the operations)
 
-    /// The queue's own bookkeeping: the total equals the sum of the flow
-    /// queues, every non-empty queue is on a list, and the lists hold each
-    /// listed queue once.
-    fn check_books(q: &FqCodel) -> Result<(), TestCaseError> {
-        let mut sum = Backlog::default();
-        for (i, fq) in q.queues.iter().enumerate() {
-            let b = fq.queue.backlog();
-            sum.pkts += b.pkts;
-            sum.bytes += b.bytes;
-            let on_new = q.new_flows.iter().filter(|&&j| j as usize == i).count();
-            let on_old = q.old_flows.iter().filter(|&&j| j as usize == i).count();
-            let expected = match fq.list {
-                FlowList::Inactive => (0, 0),
-                FlowList::New => (1, 0),
-                FlowList::Old => (0, 1),
-            };
-            prop_assert_eq!((on_new, on_old), expected);
-            prop_assert!(b.pkts == 0 || fq.list != FlowList::Inactive);
-        }
-        prop_assert_eq!(sum, q.backlog());
-        Ok(())
-    }
-
     impl Conserving for FqCodel {
         const FIFO: bool = false;
 
@@ -901,11 +765,9 @@ mod test {
                 .boxed()
         }
 
+        /// The scheduler's books (`fq::test::check_books`).
         fn check_state(&self, _tally: &Tally) -> Result<(), TestCaseError> {
-            if let Limit::Packets(limit) = self.params.limit {
-                prop_assert!(self.backlog().pkts <= limit);
-            }
-            check_books(self)
+            check_books(&self.fq)
         }
     }
 }

@@ -18,12 +18,16 @@
 pub mod ared;
 pub mod bernoulli;
 pub mod blue;
+pub mod cobalt;
 pub mod codel;
 #[cfg(test)]
 mod conservation;
 pub mod droptail;
 pub mod fifo;
+pub mod fq;
+pub mod fq_cobalt;
 pub mod fq_codel;
+pub mod fq_pie;
 pub mod packet;
 pub mod pie;
 pub mod red;
@@ -38,10 +42,14 @@ use std::fmt;
 pub use ared::{Adapt, AredParams, AredUpdate, DynThresholds, FengParams, FengStatus, GentleSlope};
 pub use bernoulli::{Bernoulli, BernoulliParams};
 pub use blue::{Blue, BlueParams, BlueState};
+pub use cobalt::{Cobalt, CobaltAction, CobaltLaw, CobaltParams, CobaltState, CobaltStats};
 pub use codel::{codel_dequeue, Codel, CodelLaw, CodelParams, CodelState, CodelStats};
 pub use droptail::{DropTail, DropTailParams, DropWhere};
 pub use fifo::{Backlog, Fifo, Limit};
-pub use fq_codel::{FlowList, FqCodel, FqCodelParams, FqCodelStats};
+pub use fq::{FlowList, FqStats};
+pub use fq_cobalt::{FqCobalt, FqCobaltParams};
+pub use fq_codel::{FqCodel, FqCodelParams, FqCodelStats};
+pub use fq_pie::{FqPie, FqPieParams};
 pub use packet::{tcp_flags, Ecn, Packet, PacketKind};
 pub use pie::{DelayEstimator, Pie, PieAction, PieParams, PieState};
 pub use red::{
@@ -207,6 +215,9 @@ pub enum AnyQdisc {
     Pie(Pie),
     Codel(Codel),
     FqCodel(FqCodel),
+    FqPie(FqPie),
+    Cobalt(Cobalt),
+    FqCobalt(FqCobalt),
     Blue(Blue),
     /// Boxed: its bin arrays are large.
     Sfb(Box<Sfb>),
@@ -223,6 +234,9 @@ macro_rules! dispatch {
             AnyQdisc::Pie($q) => $e,
             AnyQdisc::Codel($q) => $e,
             AnyQdisc::FqCodel($q) => $e,
+            AnyQdisc::FqPie($q) => $e,
+            AnyQdisc::Cobalt($q) => $e,
+            AnyQdisc::FqCobalt($q) => $e,
             AnyQdisc::Blue($q) => $e,
             AnyQdisc::Sfb($q) => $e,
             AnyQdisc::Red($q) => $e,

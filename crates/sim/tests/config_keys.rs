@@ -308,6 +308,23 @@ fn qdisc_cases() -> Vec<Case> {
             json!({ "kind": "fq_codel", "limit": "100pkt", "flows": 64, "quantum": "1514B", "target": "5ms",
                     "interval": "100ms", "ecn": true, "ce_threshold": "1ms", "drop_batch": 32 }),
         ),
+        qdisc_case(
+            "fq_pie",
+            json!({ "kind": "fq_pie", "limit": "100pkt", "flows": 64, "quantum": "1514B", "target": "15ms",
+                    "t_update": "15ms", "alpha": 0.125, "beta": 1.25, "max_burst": "150ms", "ecn": true,
+                    "ecn_prob": 0.1, "byte_mode": true, "derandomize": false }),
+        ),
+        qdisc_case(
+            "cobalt",
+            json!({ "kind": "cobalt", "limit": "100pkt", "target": "5ms", "interval": "100ms", "ecn": true,
+                    "increment": 0.00390625, "decrement": 0.000244140625, "blue_threshold": "none" }),
+        ),
+        qdisc_case(
+            "fq_cobalt",
+            json!({ "kind": "fq_cobalt", "limit": "100pkt", "flows": 64, "quantum": "1514B", "drop_batch": 1,
+                    "target": "5ms", "interval": "100ms", "ecn": true, "increment": 0.00390625,
+                    "decrement": 0.000244140625, "blue_threshold": "400ms" }),
+        ),
         Case::new(
             "feng-ared's dynamic_thresholds",
             Decl::Table(&DYNAMIC_THRESHOLDS),

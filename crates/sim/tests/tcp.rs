@@ -315,6 +315,9 @@ fn test_ecn_works_with_every_ecn_capable_qdisc() {
         json!({ "kind": "codel", "ecn": true }),
         json!({ "kind": "pie", "ecn": true }),
         json!({ "kind": "fq_codel" }),
+        json!({ "kind": "fq_pie", "ecn": true }),
+        json!({ "kind": "cobalt", "ecn": true }),
+        json!({ "kind": "fq_cobalt" }),
     ];
     for q in qdiscs {
         let ftp = json!({ "name": "ftp", "kind": "ftp", "count": 8, "tcp": { "variant": "newreno", "ecn": true } });

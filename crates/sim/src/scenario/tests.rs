@@ -1,6 +1,6 @@
 use super::*;
-use serde_json::json;
 use crate::transport::udp::Schedule;
+use serde_json::json;
 
 // Helpers
 

@@ -209,7 +209,9 @@ impl GroupSpec {
     /// When flow `j` starts in the run with `seed` (its `start` draw).
     pub fn start_of(&self, seed: u64, j: u32) -> aqmlab_qdisc::Time {
         let name = self.flow_name(j);
-        let s = self.start.sample(&mut aqmlab_qdisc::rng::stream(seed, &format!("{name}.start")));
+        let s = self
+            .start
+            .sample(&mut aqmlab_qdisc::rng::stream(seed, &format!("{name}.start")));
         aqmlab_qdisc::Time::ZERO + Duration::from_secs_f64(s)
     }
 

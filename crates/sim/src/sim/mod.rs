@@ -21,9 +21,8 @@ use crate::app::web::{Action as WebAction, WebResponse, WebSession};
 use crate::app::REQUEST_PKTS;
 use crate::engine::{EventQueue, Fired, LinkEvent, Next, Timer};
 use crate::monitor::{
-    jain_index, DelayStats, Fairness, FlowRow, FlowStats, GroupSummary, Http11Summary, Named,
-    RunSummary, SizeRow, TcpCounts, TcpFlowSummary, TcpGroupSummary, TimesSummary, Totals,
-    WebSummary, Window,
+    jain_index, DelayStats, Fairness, FlowRow, FlowStats, GroupSummary, Http11Summary, Named, RunSummary, SizeRow,
+    TcpCounts, TcpFlowSummary, TcpGroupSummary, TimesSummary, Totals, WebSummary, Window,
 };
 use crate::net::link::{Link, Network, Wakeups};
 use crate::scenario::{Scenario, SourceSpec, TcpOnOff};

@@ -58,7 +58,10 @@ impl<'s> Sim<'s> {
         for (j, f) in (first..end).enumerate() {
             let m = self.flows[f];
             let s = &self.stats[f];
-            let rtt_prop_s = match (self.net.path_delay(&sc.net, m.src, m.dst), self.net.path_delay(&sc.net, m.dst, m.src)) {
+            let rtt_prop_s = match (
+                self.net.path_delay(&sc.net, m.src, m.dst),
+                self.net.path_delay(&sc.net, m.dst, m.src),
+            ) {
                 (Some(a), Some(b)) => (a + b).as_secs_f64(),
                 _ => f64::NAN,
             };

@@ -19,7 +19,9 @@ pub(super) const CODEL_LAW: &[Key] = &[
     ),
 ];
 
-pub(super) const FQ_CODEL_KEYS: &[Key] = &[
+/// The keys of the flow-queueing scheduler that fq_codel, fq_pie and
+/// fq_cobalt share.
+pub(super) const FQ_KEYS: &[Key] = &[
     Key::opt(
         "flows",
         Ty::Whole {
@@ -35,13 +37,18 @@ pub(super) const FQ_CODEL_KEYS: &[Key] = &[
         "the link's mtu",
         "the bytes a flow may send per round",
     ),
-    Key::opt(
-        "drop_batch",
-        Ty::Whole { min: 1, max: u64::MAX },
-        "64",
-        "the most packets dropped per overflow",
-    ),
 ];
+
+pub(super) const DROP_BATCH: &[Key] = &[Key::opt(
+    "drop_batch",
+    Ty::Whole { min: 1, max: u64::MAX },
+    "64",
+    "the most packets dropped per overflow",
+)];
+
+pub(super) fn whole_u32(v: &Value) -> Result<u32, String> {
+    config::parse_count(v, 0).map(|n| n.min(u32::MAX as u64) as u32)
+}
 
 pub(super) fn parse_codel(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<QdiscSpec> {
     let mut p = CodelParams {
@@ -62,9 +69,7 @@ pub(super) fn parse_fq_codel(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -
         limit: limit?,
         ..FqCodelParams::default()
     };
-    set(cx, t, "flows", &mut p.flows, |v| {
-        config::parse_count(v, 0).map(|n| n.min(u32::MAX as u64) as u32)
-    });
+    set(cx, t, "flows", &mut p.flows, whole_u32);
     set(cx, t, "quantum", &mut p.quantum_bytes, |v| whole_bytes(v).map(Some));
     set(cx, t, "target", &mut p.target, parse_duration);
     set(cx, t, "interval", &mut p.interval, parse_duration);
@@ -94,7 +99,7 @@ pub(super) const FQ_CODEL: Kind = Kind {
         name: "fq_codel",
         help: "FQ-CoDel (RFC 8290)",
         when: None,
-        parts: &[&[limit("\"10240pkt\"")], FQ_CODEL_KEYS, CODEL_LAW, ECN_ON],
+        parts: &[&[limit("\"10240pkt\"")], FQ_KEYS, DROP_BATCH, CODEL_LAW, ECN_ON],
     },
     read: parse_fq_codel,
     default_limit: Some(|| FqCodelParams::default().limit),

@@ -8,17 +8,18 @@
 //! that point and reported by [`describe`].
 
 use aqmlab_qdisc::{
-    Adapt, AnyQdisc, AredParams, AredUpdate, AvgOf, Bernoulli, BernoulliParams, Blue, BlueParams, Codel, CodelParams,
-    DelayEstimator, DropSpacing, DropTail, DropTailParams, DropWhere, Duration, DynThresholds, EcnAboveMaxTh,
-    FengParams, FqCodel, FqCodelParams, Gentle, GentleSlope, IdleDecay, Limit, LinkInfo, ParamError, Pie, PieParams,
-    QueueUnit, Red, RedParams, RedTail, RedTailParams, Sfb, SfbParams, Ted, TedCheck, TedMode, TedParams, Threshold,
-    Weight,
+    Adapt, AnyQdisc, AredParams, AredUpdate, AvgOf, Bernoulli, BernoulliParams, Blue, BlueParams, Cobalt, CobaltParams,
+    Codel, CodelParams, DelayEstimator, DropSpacing, DropTail, DropTailParams, DropWhere, Duration, DynThresholds,
+    EcnAboveMaxTh, FengParams, FqCobalt, FqCobaltParams, FqCodel, FqCodelParams, FqPie, FqPieParams, Gentle,
+    GentleSlope, IdleDecay, Limit, LinkInfo, ParamError, Pie, PieParams, QueueUnit, Red, RedParams, RedTail,
+    RedTailParams, Sfb, SfbParams, Ted, TedCheck, TedMode, TedParams, Threshold, Weight,
 };
 use serde_json::{json, Map, Value};
 
 use crate::config::schema::{Key, Range, TableDecl, Tagged, Ty, Variant};
 
 mod blue;
+mod cobalt;
 mod codel;
 mod droptail;
 mod pie;
@@ -28,6 +29,7 @@ mod ted;
 use crate::config::{self, join, parse_bool, parse_choice, parse_duration, Cx, Table};
 use crate::net::CLASSES;
 use blue::*;
+use cobalt::*;
 use codel::*;
 use droptail::*;
 use pie::*;
@@ -80,7 +82,7 @@ pub struct Kind {
 /// its kinds; a new discipline adds its file, its line here, its
 /// [`QdiscSpec`] variant, and the two match arms the compiler then asks
 /// for (building it, describing it).
-const KINDS: [Kind; 12] = [
+const KINDS: [Kind; 15] = [
     droptail::DROPTAIL,
     droptail::BERNOULLI,
     red::RED,
@@ -93,6 +95,9 @@ const KINDS: [Kind; 12] = [
     codel::CODEL,
     pie::PIE,
     codel::FQ_CODEL,
+    pie::FQ_PIE,
+    cobalt::COBALT,
+    cobalt::FQ_COBALT,
 ];
 
 const fn names<const N: usize>(kinds: &[Kind; N]) -> [&'static str; N] {
@@ -138,6 +143,9 @@ pub enum QdiscSpec {
     Pie(PieParams),
     Codel(CodelParams),
     FqCodel(FqCodelParams),
+    FqPie(FqPieParams),
+    Cobalt(CobaltParams),
+    FqCobalt(FqCobaltParams),
     Blue(BlueParams),
     Sfb(SfbParams),
     Red(RedParams),
@@ -162,11 +170,9 @@ impl QdiscSpec {
         if let Some(kind) = kind {
             t.declare_parts(QDISC.variant(kind, |_, _| false).parts);
         }
-        // Disciplines with a standard default limit (CoDel, PIE, FQ-CoDel)
-        // take it when none is given; the others need one.
         let kind = kind.map(|name| KINDS.iter().find(|k| k.variant.name == name).expect("a kind of KINDS"));
-        // Disciplines with a standard default limit (CoDel, PIE, FQ-CoDel)
-        // take it when none is given; the others need one.
+        // Disciplines with a standard default limit (CoDel, PIE, COBALT and
+        // the FQ kinds) take it when none is given; the others need one.
         let limit = match kind.and_then(|k| k.default_limit) {
             Some(default) => t.opt(cx, "limit", config::parse_limit).or(Some(default())),
             None => t.req(cx, "limit", config::parse_limit),
@@ -197,6 +203,9 @@ impl QdiscSpec {
             QdiscSpec::Pie(p) => AnyQdisc::Pie(Pie::new(*p, seed)?),
             QdiscSpec::Codel(p) => AnyQdisc::Codel(Codel::new(*p, link)?),
             QdiscSpec::FqCodel(p) => AnyQdisc::FqCodel(FqCodel::new(*p, link, seed)?),
+            QdiscSpec::FqPie(p) => AnyQdisc::FqPie(FqPie::new(*p, link, seed)?),
+            QdiscSpec::Cobalt(p) => AnyQdisc::Cobalt(Cobalt::new(*p, seed)?),
+            QdiscSpec::FqCobalt(p) => AnyQdisc::FqCobalt(FqCobalt::new(*p, link, seed)?),
             QdiscSpec::Blue(p) => AnyQdisc::Blue(Blue::new(*p, seed)?),
             QdiscSpec::Red(p) => AnyQdisc::Red(Red::new(*p, link, seed)?),
             QdiscSpec::RedTail(s) => build_red_tail(s, link, seed, classes)?,
@@ -255,5 +264,8 @@ pub fn describe(q: &AnyQdisc, classes: &[String]) -> Value {
         AnyQdisc::Codel(q) => describe_codel(q),
         AnyQdisc::Pie(q) => describe_pie(q),
         AnyQdisc::FqCodel(q) => describe_fq_codel(q),
+        AnyQdisc::FqPie(q) => describe_fq_pie(q),
+        AnyQdisc::Cobalt(q) => describe_cobalt(q),
+        AnyQdisc::FqCobalt(q) => describe_fq_cobalt(q),
     }
 }

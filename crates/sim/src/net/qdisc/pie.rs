@@ -127,3 +127,85 @@ pub(super) fn describe_pie(q: &Pie) -> Value {
         "byte_mode": p.byte_mode, "idle_decay_factor": p.idle_decay_factor,
     })
 }
+
+pub(super) const FQ_PIE_KEYS: &[Key] = &[
+    Key::opt("target", Ty::Time, "\"15ms\"", "each flow's target queueing delay"),
+    Key::opt(
+        "t_update",
+        Ty::Time,
+        "\"15ms\"",
+        "how often each flow's drop_prob is updated",
+    ),
+    Key::opt(
+        "alpha",
+        Ty::Number(Range::NON_NEGATIVE),
+        "0.125",
+        "the gain on the delay's distance from target",
+    ),
+    Key::opt(
+        "beta",
+        Ty::Number(Range::NON_NEGATIVE),
+        "1.25",
+        "the gain on the delay's change",
+    ),
+    Key::opt("max_burst", Ty::Time, "\"150ms\"", "each flow's burst allowance"),
+    Key::opt(
+        "ecn_prob",
+        Ty::Number(Range::PROBABILITY),
+        "0.1",
+        "drop rather than mark above this drop_prob",
+    ),
+    Key::opt(
+        "byte_mode",
+        Ty::Bool,
+        "false",
+        "scale the drop probability by packet size / link mtu",
+    ),
+    Key::opt(
+        "derandomize",
+        Ty::Bool,
+        "true",
+        "the derandomized drop of RFC 8033's appendix (Linux)",
+    ),
+];
+
+pub(super) fn parse_fq_pie(cx: &mut Cx, t: &mut Table, limit: Option<Limit>) -> Option<QdiscSpec> {
+    let mut p = FqPieParams {
+        limit: limit?,
+        ..FqPieParams::default()
+    };
+    set(cx, t, "flows", &mut p.flows, whole_u32);
+    set(cx, t, "quantum", &mut p.quantum_bytes, |v| whole_bytes(v).map(Some));
+    set(cx, t, "target", &mut p.target, parse_duration);
+    set(cx, t, "t_update", &mut p.t_update, parse_duration);
+    set(cx, t, "alpha", &mut p.alpha, real);
+    set(cx, t, "beta", &mut p.beta, real);
+    set(cx, t, "max_burst", &mut p.max_burst, parse_duration);
+    set(cx, t, "ecn", &mut p.ecn, parse_bool);
+    set(cx, t, "ecn_prob", &mut p.ecn_prob, real);
+    set(cx, t, "byte_mode", &mut p.byte_mode, parse_bool);
+    set(cx, t, "derandomize", &mut p.derandomize, parse_bool);
+    Some(QdiscSpec::FqPie(p))
+}
+
+pub(super) const FQ_PIE: Kind = Kind {
+    variant: Variant {
+        name: "fq_pie",
+        help: "FQ-PIE (Linux sch_fq_pie: RFC 8033 PIE per flow)",
+        when: None,
+        parts: &[&[limit("\"10240pkt\"")], FQ_KEYS, FQ_PIE_KEYS, ECN_OFF],
+    },
+    read: parse_fq_pie,
+    default_limit: Some(|| FqPieParams::default().limit),
+};
+
+pub(super) fn describe_fq_pie(q: &FqPie) -> Value {
+    let p = q.effective();
+    json!({
+        "kind": "fq_pie", "limit": limit_value(p.limit), "flows": p.flows, "quantum_bytes": p.quantum_bytes,
+        "target_s": secs(p.target), "t_update_s": secs(p.t_update), "alpha": p.alpha, "beta": p.beta,
+        "max_burst_s": secs(p.max_burst), "ecn": p.ecn, "ecn_prob": p.ecn_prob, "byte_mode": p.byte_mode,
+        "derandomize": p.derandomize, "mean_pktsize_bytes": q.law().mean_pktsize_bytes,
+        "idle_decay_factor": q.law().idle_decay_factor,
+    })
+}
