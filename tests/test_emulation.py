@@ -117,6 +117,11 @@ def test_linux_tcp_fills_the_bottleneck(tmp_path):
     # product (10 Mb/s x 50.4 ms = 42 packets) keep the link busy.
     assert q["utilization"] > 0.95
     assert q["drops"] > 0, "TCP probes until the queue overflows"
+    # The kernels' own counters (kernel.tcp, from each host's
+    # /proc/net/netstat) say they recovered from those losses: by fast
+    # recovery, or by a timeout.
+    tcp = s["kernel"]["tcp"]
+    assert tcp["TCPSackRecovery"] + tcp["TCPRenoRecovery"] + tcp["TCPTimeouts"] > 0, tcp
     # Goodput is what the link carries less the headers: 1448 payload bytes
     # per 1500-byte packet (Linux sends TCP timestamps: 40 + 12 bytes).
     rate = q["link"]["rate_bps"]

@@ -492,12 +492,12 @@ pub fn emulate_with_series(sc: &Scenario, seed: u64) -> Result<(serde_json::Valu
     if SIGNALLED.load(Ordering::Relaxed) {
         return Err(EmuError::Interrupted);
     }
-    let (mut report, hosts, flow_columns) = outcome;
+    let (mut report, hosts) = outcome;
     let series = match &sc.trace {
-        Some(t) => join_series(t.interval, std::mem::take(&mut report.series), flow_columns, report.samples),
+        Some(t) => join_series(t.interval, std::mem::take(&mut report.series), hosts.series, report.samples),
         None => Vec::new(),
     };
-    Ok((summary::build(sc, seed, report, hosts), series))
+    Ok((summary::build(sc, seed, report, hosts.hosts, &hosts.tcp_counters), series))
 }
 
 /// Starts the router and the traffic on threads of their own, each set up
@@ -514,7 +514,7 @@ fn run_threads(
     end: Time,
     qtrace: Option<router::QueueTrace>,
     ftrace: Option<traffic::FlowTrace>,
-) -> Result<(router::RouterReport, Vec<traffic::HostStats>, Series), EmuError> {
+) -> Result<(router::RouterReport, traffic::Outcome), EmuError> {
     let barrier = Arc::new(Barrier::new(2));
     let t0 = Arc::new(AtomicU64::new(0));
     let failed = Arc::new(AtomicBool::new(false));
@@ -560,7 +560,7 @@ fn run_threads(
         let (barrier, t0, failed, first_error) = (barrier.clone(), t0.clone(), failed.clone(), first_error.clone());
         std::thread::Builder::new()
             .name("aqmlab-hosts".into())
-            .spawn(move || -> Option<(Vec<traffic::HostStats>, Series)> {
+            .spawn(move || -> Option<traffic::Outcome> {
                 let traffic = match Traffic::new(plans, &hosts, window) {
                     Ok(t) => Some(t.with_trace(ftrace)),
                     Err(e) => {
@@ -599,7 +599,7 @@ fn run_threads(
         return Err(EmuError::Io(e));
     }
     match (report, stats) {
-        (Some(r), Some((s, columns))) => Ok((r, s, columns)),
+        (Some(r), Some(o)) => Ok((r, o)),
         _ if SIGNALLED.load(Ordering::Relaxed) => Err(EmuError::Interrupted),
         _ => Err(EmuError::Io("emulation stopped without a result".into())),
     }

@@ -3,7 +3,8 @@
 //! from the router (packets sent, dropped, delivered, their delay through
 //! the network) and from the hosts (bytes delivered to the application).
 //! What only emulation has (timing accuracy, kernel drops, TCP_INFO, the
-//! congestion control the kernel reports) is added under keys of its own.
+//! congestion control the kernel reports, the kernels' loss-recovery
+//! counters under `kernel.tcp`) is added under keys of its own.
 //! TCP transfers (`transfers` on a flow row, the group's `transfers` times)
 //! are the simulator's keys: each from the connection's opening to the
 //! receiver having all its bytes, those that end inside the window;
@@ -21,7 +22,7 @@ use aqmlab_sim::scenario::{Scenario, SourceSpec};
 use serde_json::{json, Value};
 
 use crate::router::RouterReport;
-use crate::traffic::HostStats;
+use crate::traffic::{HostStats, TCP_COUNTERS};
 
 /// The version of the emulator's result format.
 pub const EMULATOR_VERSION: &str = "0.1.0";
@@ -45,7 +46,7 @@ fn quantile_ns(xs: &mut [u64], q: f64) -> f64 {
     xs[i] as f64 * 1e-9
 }
 
-pub fn build(sc: &Scenario, seed: u64, mut r: RouterReport, hosts: Vec<HostStats>) -> Value {
+pub fn build(sc: &Scenario, seed: u64, mut r: RouterReport, hosts: Vec<HostStats>, tcp_counters: &[u64]) -> Value {
     let end = aqmlab_qdisc::Time(sc.duration.0);
     for l in &mut r.net.links {
         l.mon.finish(end);
@@ -193,6 +194,7 @@ pub fn build(sc: &Scenario, seed: u64, mut r: RouterReport, hosts: Vec<HostStats
             "udp_send_errors": hosts.iter().map(|h| h.send_errors).sum::<u64>(),
             "foreign_frames": r.foreign,
             "stray_frames": r.strays,
+            "tcp": TCP_COUNTERS.iter().zip(tcp_counters).map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
         },
     });
     if !tcp_goodputs.is_empty() {

@@ -193,6 +193,51 @@ struct HttpState {
     asked_at: Time,
 }
 
+/// The Linux TCP counters (`TcpExt` of /proc/net/netstat) summed over the
+/// hosts at the end of a run: how the kernels recovered from losses, which
+/// the simulator's agents do differently. Each host's namespace is new, so
+/// its counters start at zero.
+pub const TCP_COUNTERS: &[&str] = &[
+    "TCPTimeouts",
+    "TCPSpuriousRTOs",
+    "TCPLossProbes",
+    "TCPLossProbeRecovery",
+    "TCPSackRecovery",
+    "TCPRenoRecovery",
+    "TCPFastRetrans",
+    "TCPSlowStartRetrans",
+    "TCPLostRetransmit",
+    "TCPFullUndo",
+    "TCPPartialUndo",
+    "TCPDSACKUndo",
+    "TCPLossUndo",
+    "TCPDSACKRecv",
+];
+
+/// What the hosts saw: each flow's stats, the traced flows' series and the
+/// kernels' TCP counters ([`TCP_COUNTERS`], in that order).
+pub struct Outcome {
+    pub hosts: Vec<HostStats>,
+    pub series: crate::Series,
+    pub tcp_counters: Vec<u64>,
+}
+
+/// The values of `names` in the text of a /proc/net/netstat: each section
+/// is a line of names and a line of values with the same prefix.
+pub fn netstat_values(text: &str, names: &[&str]) -> Vec<u64> {
+    let mut out = vec![0; names.len()];
+    let lines: Vec<&str> = text.lines().collect();
+    for pair in lines.chunks(2) {
+        let [keys, values] = pair else { continue };
+        for (k, v) in keys.split_whitespace().zip(values.split_whitespace()).skip(1) {
+            if let Some(i) = names.iter().position(|n| *n == k) {
+                out[i] += v.parse::<u64>().unwrap_or(0);
+            }
+        }
+    }
+    out
+}
+
 /// The flows `[trace]` asks for: every `interval` from time zero up to the
 /// window's end, flows by index with their names.
 #[derive(Clone, Debug)]
@@ -368,6 +413,20 @@ impl Traffic {
         }
     }
 
+    /// [`TCP_COUNTERS`] summed over every host (zeros where a host's
+    /// cannot be read).
+    fn kernel_counters(&self) -> Vec<u64> {
+        let mut sum = vec![0; TCP_COUNTERS.len()];
+        for h in 0..self.ns.len() {
+            // /proc/thread-self/net is the namespace of this thread.
+            let text = self.enter(h).and_then(|_| std::fs::read_to_string("/proc/thread-self/net/netstat"));
+            for (s, v) in sum.iter_mut().zip(netstat_values(&text.unwrap_or_default(), TCP_COUNTERS)) {
+                *s += v;
+            }
+        }
+        sum
+    }
+
     fn enter(&self, host: usize) -> io::Result<()> {
         // SAFETY: setns on a namespace descriptor we hold.
         check(unsafe { libc::setns(self.ns[host].as_raw_fd(), libc::CLONE_NEWNET) } as _, "setns").map(|_| ())
@@ -385,7 +444,7 @@ impl Traffic {
 
     /// Runs the flows from emulation time zero (`t0` on CLOCK_MONOTONIC)
     /// until `end` or `stop`; returns what each flow's hosts saw.
-    pub fn run(mut self, t0: u64, end: Time, stop: &AtomicBool) -> io::Result<(Vec<HostStats>, crate::Series)> {
+    pub fn run(mut self, t0: u64, end: Time, stop: &AtomicBool) -> io::Result<Outcome> {
         self.t0 = t0;
         if self.trace.is_some() {
             self.timers.push(Reverse((Time::ZERO, SAMPLE_FLOW)));
@@ -446,13 +505,18 @@ impl Traffic {
                 fl.stats.info = tcp_info(s.as_raw_fd());
             }
         }
+        let counters = self.kernel_counters();
         let window = self.window;
         for fl in &mut self.flows {
             let upto = window.end.max(fl.web.since());
             fl.web.open_changed(0, upto, window);
             fl.stats.open_area_ns = fl.web.open_area_ns;
         }
-        Ok((self.flows.into_iter().map(|f| f.stats).collect(), self.columns))
+        Ok(Outcome {
+            hosts: self.flows.into_iter().map(|f| f.stats).collect(),
+            series: self.columns,
+            tcp_counters: counters,
+        })
     }
 
     /// Sets the timer descriptor for the earliest timer.
@@ -532,4 +596,15 @@ impl Traffic {
         self.arm()
     }
 
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn test_netstat_values_are_read_by_name_from_each_section() {
+        let text = "TcpExt: TW TCPTimeouts TCPLossProbes\nTcpExt: 7 12 3\nIpExt: InNoRoutes TCPTimeouts\nIpExt: 1 100\n";
+        assert_eq!(netstat_values(text, &["TCPLossProbes", "TCPTimeouts", "Missing"]), [3, 112, 0]);
+    }
 }
