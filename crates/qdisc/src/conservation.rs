@@ -172,7 +172,7 @@ fn conserves<Q: Conserving>(mut q: Q, ops: Vec<Op>) -> Result<(), TestCaseError>
         fx.clear();
         match op {
             Op::Arrive { flow, size_bytes, ect } => {
-                let ecn = if ect { Ecn::Ect } else { Ecn::NotEct };
+                let ecn = if ect { Ecn::Ect0 } else { Ecn::NotEct };
                 let pkt = Packet {
                     id: id as u64,
                     flow,
