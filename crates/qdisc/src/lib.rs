@@ -22,6 +22,7 @@ pub mod codel;
 #[cfg(test)]
 mod conservation;
 pub mod droptail;
+pub mod dualpi2;
 pub mod fifo;
 pub mod fq_codel;
 pub mod packet;
@@ -40,6 +41,7 @@ pub use bernoulli::{Bernoulli, BernoulliParams};
 pub use blue::{Blue, BlueParams, BlueState};
 pub use codel::{codel_dequeue, Codel, CodelLaw, CodelParams, CodelState, CodelStats};
 pub use droptail::{DropTail, DropTailParams, DropWhere};
+pub use dualpi2::{DualPi2, DualPi2Action, DualPi2Params, DualPi2State, DualPi2Stats, Lane, QdelayOf, StepThresh};
 pub use fifo::{Backlog, Fifo, Limit};
 pub use fq_codel::{FlowList, FqCodel, FqCodelParams, FqCodelStats};
 pub use packet::{tcp_flags, Ecn, Packet, PacketKind};
@@ -205,6 +207,7 @@ pub enum AnyQdisc {
     Bernoulli(Bernoulli),
     Ted(Ted),
     Pie(Pie),
+    DualPi2(DualPi2),
     Codel(Codel),
     FqCodel(FqCodel),
     Blue(Blue),
@@ -221,6 +224,7 @@ macro_rules! dispatch {
             AnyQdisc::Bernoulli($q) => $e,
             AnyQdisc::Ted($q) => $e,
             AnyQdisc::Pie($q) => $e,
+            AnyQdisc::DualPi2($q) => $e,
             AnyQdisc::Codel($q) => $e,
             AnyQdisc::FqCodel($q) => $e,
             AnyQdisc::Blue($q) => $e,
