@@ -29,7 +29,7 @@ pub mod traffic;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 
-use aqmlab_qdisc::{Duration, Time};
+use aqmlab_qdisc::{Duration, Ecn, Time};
 use aqmlab_sim::config::ConfigError;
 use aqmlab_sim::monitor::Window;
 use aqmlab_sim::net::link::Network;
@@ -263,6 +263,15 @@ fn plan(sc: &Scenario, seed: u64) -> Result<Plan, Vec<ConfigError>> {
             let name = g.flow_name(j);
             let start = g.start_of(seed, j);
             let app = match &g.source {
+                SourceSpec::Udp(_) if g.ecn != Ecn::NotEct => {
+                    if j == 0 {
+                        errs.push(ConfigError {
+                            path: format!("{path}.ecn"),
+                            message: "is not emulated yet: emulation's UDP sockets send Not-ECT packets".into(),
+                        });
+                    }
+                    continue;
+                }
                 SourceSpec::Udp(schedule) => FlowApp::Udp(Box::new(UdpSource::seeded(seed, &name, schedule, stop))),
                 SourceSpec::Ftp {
                     on_off: Some(TcpOnOff { rate_bps: Some(_), .. }),
@@ -592,5 +601,23 @@ mod test {
         assert!(e.message.contains(": reno cubic)"), "{}", e.message);
         let e = cc_unavailable(0, "cubic", "cubic", "").expect("missing");
         assert!(e.message.contains(": nothing)"), "{}", e.message);
+    }
+
+    #[test]
+    fn test_udp_ecn_codepoints_are_refused_at_their_key() {
+        // Emulation's UDP sockets set no ECN bits: a group asking for ECT(1)
+        // is refused before a run rather than sent Not-ECT.
+        let v = serde_json::json!({
+            "duration": "1s",
+            "topology": { "kind": "graph", "nodes": ["a", "b"], "links": [
+                { "from": "a", "to": "b", "rate": "10Mbps", "delay": "1ms", "name": "q",
+                  "qdisc": { "kind": "dualpi2" } } ] },
+            "traffic": [ { "name": "u", "kind": "cbr", "rate": "1Mbps", "size": "1000B", "src": "a", "dst": "b",
+                           "ecn": "ect1" } ],
+        });
+        let sc = Scenario::from_value(&v).expect("a valid scenario");
+        let errs = check(&sc, 1);
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(errs[0].path, "traffic[0].ecn");
     }
 }

@@ -369,7 +369,7 @@ impl<'s> Sim<'s> {
             flow: f,
             group: m.group,
             class: m.class,
-            ecn: Ecn::NotEct,
+            ecn: m.udp_ecn,
             size_bytes,
             src: m.src,
             dst: m.dst,
