@@ -20,6 +20,7 @@ QDISCS = {
     "ted": {"limit": "inf", "default_deadline": "20ms"},
     "codel": {},
     "pie": {},
+    "dualpi2": {},
     "fq_codel": {},
 }
 
@@ -36,6 +37,7 @@ BAD = {
     "ted": ("mode", "global", "topology.qdisc.mode"),
     "codel": ("target", "0ms", "topology.qdisc.target"),
     "pie": ("alpha", -1, "topology.qdisc.alpha"),
+    "dualpi2": ("c_protection", 150, "topology.qdisc.c_protection"),
     "fq_codel": ("flows", 0, "topology.qdisc.flows"),
 }
 
