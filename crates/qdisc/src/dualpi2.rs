@@ -2,19 +2,20 @@
 //!
 //! Sources: K. De Schepper, B. Briscoe (ed.) and G. White, "DualQ Coupled
 //! AQMs for Low Latency, Low Loss, and Scalable Throughput (L4S)", RFC 9332
-//! (Experimental), January 2023: §2 (the coupled structure), §2.4 (the
-//! coupling law), §2.5.2 (PI2), §4.1 (overload handling) and Appendix A
-//! (the DualPI2 pseudo-code); K. De Schepper, O. Bondarenko, I.-J. Tsang
-//! and B. Briscoe, "PI2: A Linearized AQM for both Classic and Scalable
-//! TCP", ACM CoNEXT 2016; B. Briscoe, K. De Schepper, M. Bagnulo and G.
-//! White, "Low Latency, Low Loss, and Scalable Throughput (L4S) Internet
-//! Service: Architecture" and RFC 9331 (the L4S ECN identifier, §5.1:
+//! (Experimental), January 2023: §2 (the coupled structure and, in §2.1,
+//! the coupling law), §4.2.2 and §4.2.3 (starvation of the C queue, L4S
+//! ECN saturation) and Appendix A (DualPI2 as pseudo-code, with PI2 as its
+//! base AQM and its default parameters); K. De Schepper, O. Bondarenko,
+//! I.-J. Tsang and B. Briscoe, "PI2: A Linearized AQM for both Classic and
+//! Scalable TCP", ACM CoNEXT 2016; K. De Schepper and B. Briscoe (ed.),
+//! "The Explicit Congestion Notification (ECN) Protocol for Low Latency,
+//! Low Loss, and Scalable Throughput (L4S)", RFC 9331, January 2023 (§5.1:
 //! ECT(1) and CE go to the low-latency queue). The Linux qdisc
 //! `net/sched/sch_dualpi2.c` (merged in 2025) is the implementation whose
 //! defaults and choices are followed where the RFC leaves room; its facts
 //! were read, not its code.
 //!
-//! Heads up: read RFC 9332 §2.4 and Appendix A first; `pie.rs` holds the
+//! Heads up: read RFC 9332 §2.1 and Appendix A first; `pie.rs` holds the
 //! proportional-integral step ([`pi_step`]) this controller shares with PIE.
 //!
 //! # The algorithm
@@ -23,7 +24,7 @@
 //! ECN field is ECT(1) or CE (RFC 9331 §5.1, [`classify`]), the C queue
 //! everything else (Not-ECT and ECT(0)). Every `t_update` (the first one
 //! `t_update` after construction at time 0), [`dualpi2_update`] moves the
-//! base probability `p'` (RFC 9332 §2.5.2, Appendix A.1):
+//! base probability `p'` (RFC 9332 Appendix A.1):
 //!
 //! ```text
 //! qdelay = max(qdelay_c, qdelay_l)      (or qdelay_c alone, see below)
@@ -36,7 +37,7 @@
 //! at the heads of the two queues (0 for an empty queue). Unlike PIE there is
 //! no auto-scaling table: squaring `p'` for Classic traffic is what makes
 //! one set of gains fit the whole range of probabilities (the "square" of
-//! PI2). The coupling (RFC 9332 §2.4):
+//! PI2). The coupling (RFC 9332 §2.1):
 //!
 //! ```text
 //! p_C  = p'^2             Classic drop or mark probability
@@ -53,7 +54,7 @@
 //! is below `p_CL`, and whatever the draw when it waited longer than
 //! `step_thresh` (the native L4S AQM).
 //!
-//! Overload (RFC 9332 §4.1, Linux `drop_overload`): once `k * p' > 1`, `p_CL`
+//! Overload (RFC 9332 §4.2.3, Linux `drop_overload`): once `k * p' > 1`, `p_CL`
 //! has saturated and ECN alone can no longer hold the L queue back. With
 //! `drop_overload`, L packets are then dropped with `p_C` (the Classic
 //! probability, as if they were Classic) and marked otherwise, and ECN-capable
@@ -80,8 +81,9 @@
 //! - `t_update` (16 ms, RFC and Linux): period of the update. Positive.
 //! - `alpha` (0.16 /s), `beta` (3.2 /s) (RFC and Linux; Linux stores them
 //!   as 41/256 and 819/256): integral and proportional gains on `p'`,
-//!   finite and non-negative. The RFC derives them for a 100 ms maximum RTT.
-//! - `coupling_factor` `k` (2, RFC 9332 §2.4 and Linux): `p_CL = k * p'`.
+//!   finite and non-negative. Linux says they give a 10 dB stability margin
+//!   for RTTs up to 100 ms.
+//! - `coupling_factor` `k` (2, RFC 9332 §2.1 and Linux): `p_CL = k * p'`.
 //!   Finite and at least 1 (Linux takes integers from 1 to 255); 2 gives
 //!   window parity between Reno-friendly and L4S flows of equal RTT.
 //! - `step_thresh` (1 ms of sojourn time, Linux; or a count of packets
@@ -94,7 +96,7 @@
 //!   it always.
 //! - `c_protection` (10, Linux; 0 to 100): `wc`, the C queue's weight in
 //!   percent in the scheduler.
-//! - `drop_overload` (true, Linux and RFC 9332 §4.1): drop on overload
+//! - `drop_overload` (true, Linux and RFC 9332 §4.2.3): drop on overload
 //!   as described above.
 //! - `qdelay_of` (`Max`, Linux; or `Classic`, RFC 9332 Appendix A): which
 //!   delay the PI controller acts on.
@@ -106,8 +108,8 @@
 //! # Choices between variants
 //!
 //! - **Scheduler: Linux's WRR with C-queue protection**, not the RFC's
-//!   time-shifted FIFO (Appendix A serves the queue whose head packet has
-//!   the larger `sojourn`, with `tshift` added to C's). The WRR is what the
+//!   time-shifted FIFO (Appendix A compares the two head packets' waits,
+//!   the L queue's credited with a time shift). The WRR is what the
 //!   kernel runs by default, so a scenario here behaves as a Linux testbed
 //!   would; it needs no clock comparison per dequeue, and its guarantee
 //!   (C never gets less than `wc`) is stated in bytes, which a reader can
@@ -126,8 +128,8 @@
 //!   RFC compare `p'` with two draws (their maximum, in the RFC), which has
 //!   the same probability and spares a square in fixed point; here the
 //!   square is cheap and one draw keeps the random stream simple.
-//! - **No signal below two MTUs queued** (Linux): RFC 9332 Appendix A keeps
-//!   a similar threshold (`Th_len`) for the L queue only.
+//! - **No coupled signal below two MTUs queued** in both queues together
+//!   (Linux's rule, like RED's `min_th`).
 //! - **Overload at `k * p' > 1`** (Linux, strict). Drops on overload are
 //!   reported as [`DropReason::Head`] like every drop at dequeue.
 //! - Probabilities are `f64` (Linux's 32-bit fixed point is not emulated).
@@ -259,7 +261,7 @@ impl DualPi2Params {
 /// 0, both delays 0 and the starting credit.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DualPi2State {
-    /// `p'`, the base probability of RFC 9332 §2.4.
+    /// `p'`, the base probability of RFC 9332 §2.1.
     pub p_prime: f64,
     /// The delay the previous update acted on.
     pub qdelay_old: Duration,
@@ -283,12 +285,12 @@ impl DualPi2State {
         }
     }
 
-    /// `p_C = p'^2` (RFC 9332 §2.4).
+    /// `p_C = p'^2` (RFC 9332 §2.1).
     pub fn p_c(&self) -> f64 {
         self.p_prime * self.p_prime
     }
 
-    /// `p_CL = min(k * p', 1)` (RFC 9332 §2.4).
+    /// `p_CL = min(k * p', 1)` (RFC 9332 §2.1).
     pub fn p_cl(&self, p: &DualPi2Params) -> f64 {
         (p.coupling_factor * self.p_prime).min(1.0)
     }
@@ -329,7 +331,7 @@ pub fn classify(ecn: Ecn) -> Lane {
     }
 }
 
-/// The periodic update of `p'` (RFC 9332 §2.5.2, Appendix A.1), given each
+/// The periodic update of `p'` (RFC 9332 Appendix A.1), given each
 /// queue's head sojourn time now.
 pub fn dualpi2_update(p: &DualPi2Params, s: &mut DualPi2State, qdelay_c: Duration, qdelay_l: Duration) {
     let qdelay = match p.qdelay_of {
@@ -362,7 +364,7 @@ pub fn dualpi2_decide(
     }
     let overloaded = s.overloaded(p);
     match lane {
-        // RFC 9332 §4.1: once p_CL saturates, L packets meet the Classic
+        // RFC 9332 §4.2.3: once p_CL saturates, L packets meet the Classic
         // drop probability and are marked otherwise.
         Lane::L if overloaded => {
             if p.drop_overload && u < s.p_c() {
@@ -646,7 +648,7 @@ mod test {
 
     #[test]
     fn test_fresh_update_from_given_delays() {
-        // RFC 9332 §2.5.2 / Appendix A.1, alpha 0.16, beta 3.2, target 15
+        // RFC 9332 Appendix A.1, alpha 0.16, beta 3.2, target 15
         // ms, p' = 0, qdelay_old = 0. Delays C 25 ms, L 5 ms; the maximum
         // (25 ms) drives: 0.16 * 0.010 + 3.2 * 0.025 = 0.0016 + 0.08.
         let p = defaults();
@@ -727,7 +729,7 @@ mod test {
 
     #[test]
     fn test_coupling_values_for_a_given_p_prime() {
-        // RFC 9332 §2.4: p_C = p'^2, p_CL = k p' (k = 2).
+        // RFC 9332 §2.1: p_C = p'^2, p_CL = k p' (k = 2).
         let p = defaults();
         let s = dualpi2_at(&p, 0.3);
         assert_close(s.p_c(), 0.09);
@@ -767,7 +769,7 @@ mod test {
 
     #[test]
     fn test_overload_drops_l_with_p_c_and_ect_c_instead_of_marking() {
-        // RFC 9332 §4.1 and Linux's drop_overload: p' = 0.6, k p' = 1.2 > 1.
+        // RFC 9332 §4.2.3 and Linux's drop_overload: p' = 0.6, k p' = 1.2 > 1.
         // L packets are dropped with p_C = 0.36 and marked otherwise; an
         // ECT(0) C packet that draws a signal is dropped, not marked.
         let p = defaults();

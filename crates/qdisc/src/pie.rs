@@ -326,7 +326,7 @@ pub fn pie_scale(drop_prob: f64) -> f64 {
 }
 
 /// The proportional-integral step of §4.2, shared with DualPI2's base
-/// controller (RFC 9332 §2.5.2): `alpha * (qdelay - qdelay_ref) + beta *
+/// controller (RFC 9332 Appendix A): `alpha * (qdelay - qdelay_ref) + beta *
 /// (qdelay - qdelay_old)`, delays in seconds, gains in 1/s.
 pub fn pi_step(alpha: f64, beta: f64, qdelay: Duration, qdelay_old: Duration, qdelay_ref: Duration) -> f64 {
     let qdelay = qdelay.as_secs_f64();
