@@ -30,7 +30,7 @@ pub mod traffic;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 
-use aqmlab_qdisc::{Duration, Time};
+use aqmlab_qdisc::{Duration, Ecn, Time};
 use aqmlab_sim::config::dist::Dist;
 use aqmlab_sim::config::ConfigError;
 use aqmlab_sim::monitor::Window;
@@ -407,6 +407,7 @@ fn plan(sc: &Scenario, seed: u64) -> Result<Plan, Vec<ConfigError>> {
                 dst_host: node_host[to as usize],
                 start,
                 app,
+                ecn: g.ecn,
             });
         }
     }
@@ -648,5 +649,22 @@ mod test {
         assert!(e.message.contains(": reno cubic)"), "{}", e.message);
         let e = cc_unavailable(0, "cubic", "cubic", "").expect("missing");
         assert!(e.message.contains(": nothing)"), "{}", e.message);
+    }
+
+    #[test]
+    fn test_a_udp_groups_ecn_codepoint_reaches_its_flows_plan() {
+        // The sending socket sets the codepoint in IP_TOS (traffic/udp.rs).
+        let v = serde_json::json!({
+            "duration": "1s",
+            "topology": { "kind": "graph", "nodes": ["a", "b"], "links": [
+                { "from": "a", "to": "b", "rate": "10Mbps", "delay": "1ms", "name": "q",
+                  "qdisc": { "kind": "dualpi2" } } ] },
+            "traffic": [ { "name": "u", "kind": "cbr", "rate": "1Mbps", "size": "1000B", "src": "a", "dst": "b",
+                           "ecn": "ect1" } ],
+        });
+        let sc = Scenario::from_value(&v).expect("a valid scenario");
+        let plan = plan(&sc, 1).map_err(|e| format!("{e:?}")).expect("emulation runs it");
+        assert_eq!(plan.plans[0].ecn, Ecn::Ect1);
+        assert_eq!(plan.plans[0].ecn.bits(), 0b01);
     }
 }

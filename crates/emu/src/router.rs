@@ -480,11 +480,8 @@ impl Router {
             }
             _ => (None, PacketKind::Udp),
         };
-        let ecn = match ip[1] & 3 {
-            0 => Ecn::NotEct,
-            3 => Ecn::Ce,
-            _ => Ecn::Ect,
-        };
+        // ECT(0) and ECT(1) kept apart: a dual-queue AQM classifies on them.
+        let ecn = Ecn::from_bits(ip[1]);
         let info = match flow {
             Some(f) => self.flows[f as usize],
             None => {

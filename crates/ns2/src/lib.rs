@@ -236,6 +236,7 @@ impl Writer {
                         QdiscSpec::Bernoulli(_) => "bernoulli",
                         QdiscSpec::Ted(_) => "ted",
                         QdiscSpec::Pie(_) => "pie",
+                        QdiscSpec::DualPi2(_) => "dualpi2",
                         QdiscSpec::Codel(_) => "codel",
                         QdiscSpec::FqCodel(_) => "fq_codel",
                         QdiscSpec::FqPie(_) => "fq_pie",
@@ -1206,7 +1207,7 @@ mod test {
 
     #[test]
     fn test_disciplines_ns2_lacks_are_refused_at_their_kind() {
-        for kind in ["codel", "pie", "fq_codel", "fq_pie", "cobalt", "fq_cobalt", "blue"] {
+        for kind in ["codel", "pie", "dualpi2", "fq_codel", "fq_pie", "cobalt", "fq_cobalt", "blue"] {
             let errs = refused(&scenario(json!({"kind": kind, "limit": "50pkt"}), ftp()));
             assert_eq!(errs.len(), 1, "{errs:?}");
             assert_eq!(errs[0].0, "topology.qdisc.kind");

@@ -13,8 +13,9 @@ use std::time::Duration as StdDuration;
 
 use aqmlab_qdisc::{
     AnyQdisc, Bernoulli, BernoulliParams, Blue, BlueParams, Codel, CodelParams, DropTail, DropTailParams, DropWhere,
-    Duration, Effects, FqCodel, FqCodelParams, Limit, LinkInfo, Packet, Pie, PieParams, QueueDisc, Red, RedParams,
-    RedTail, RedTailParams, Sfb, SfbParams, Ted, TedCheck, TedMode, TedParams, Threshold, Time, Verdict, Weight,
+    DualPi2, DualPi2Params, Duration, Effects, FqCodel, FqCodelParams, Limit, LinkInfo, Packet, Pie, PieParams,
+    QueueDisc, Red, RedParams, RedTail, RedTailParams, Sfb, SfbParams, Ted, TedCheck, TedMode, TedParams, Threshold,
+    Time, Verdict, Weight,
 };
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
@@ -94,6 +95,10 @@ fn disciplines() -> Vec<(&'static str, AnyQdisc)> {
             AnyQdisc::Codel(Codel::new(CodelParams::default(), LINK).unwrap()),
         ),
         ("pie", AnyQdisc::Pie(Pie::new(PieParams::default(), SEED).unwrap())),
+        (
+            "dualpi2",
+            AnyQdisc::DualPi2(DualPi2::new(DualPi2Params::default(), LINK, SEED).unwrap()),
+        ),
         (
             "fq_codel",
             AnyQdisc::FqCodel(FqCodel::new(FqCodelParams::default(), LINK, SEED).unwrap()),

@@ -63,7 +63,7 @@ impl Bernoulli {
     /// The enqueue rule with the uniform draw given, for scripted tests.
     pub fn enqueue_with_draw(&mut self, mut pkt: Packet, u: f64) -> Verdict {
         let hit = bernoulli_decide(self.params.p, u);
-        if hit && !(self.params.ecn && pkt.ecn != Ecn::NotEct) {
+        if hit && !(self.params.ecn && pkt.ecn.is_ecn_capable()) {
             return Verdict::Dropped(DropReason::Early);
         }
         if !self.params.limit.admits(self.fifo.backlog(), pkt.size_bytes) {
@@ -155,7 +155,7 @@ mod test {
     #[test]
     fn test_ecn_capable_hit_is_marked_and_queued() {
         let mut q = bernoulli(0.5, 10, true);
-        assert_eq!(q.enqueue_with_draw(pkt(1, Ecn::Ect), 0.1), Verdict::Marked);
+        assert_eq!(q.enqueue_with_draw(pkt(1, Ecn::Ect0), 0.1), Verdict::Marked);
         assert_eq!(
             q.enqueue_with_draw(pkt(2, Ecn::NotEct), 0.1),
             Verdict::Dropped(DropReason::Early)

@@ -271,7 +271,7 @@ impl Blue {
             &mut self.state,
             self.fifo.backlog(),
             pkt.size_bytes,
-            pkt.ecn != Ecn::NotEct,
+            pkt.ecn.is_ecn_capable(),
             now,
             u,
         );
@@ -511,7 +511,7 @@ mod test {
         let mut q = blue_with(BlueParams { ecn: true, ..params(4) });
         overflow(&mut q, ms(0));
         drain(&mut q, ms(0));
-        let ect = q.enqueue_with_draw(pkt(1, Ecn::Ect), ms(1), HIT);
+        let ect = q.enqueue_with_draw(pkt(1, Ecn::Ect0), ms(1), HIT);
         let ce = q.enqueue_with_draw(pkt(2, Ecn::Ce), ms(1), HIT);
         let not_ect = q.enqueue_with_draw(pkt(3, Ecn::NotEct), ms(1), HIT);
         assert_eq!(
@@ -528,7 +528,7 @@ mod test {
         overflow(&mut q, ms(0));
         drain(&mut q, ms(0));
         assert_eq!(
-            q.enqueue_with_draw(pkt(1, Ecn::Ect), ms(1), HIT),
+            q.enqueue_with_draw(pkt(1, Ecn::Ect0), ms(1), HIT),
             Verdict::Dropped(DropReason::Early)
         );
     }
@@ -551,7 +551,7 @@ mod test {
         let mut q = blue_with(BlueParams { ecn: true, ..params(2) });
         overflow(&mut q, ms(0));
         assert_eq!(
-            q.enqueue_with_draw(pkt(1, Ecn::Ect), ms(200), HIT),
+            q.enqueue_with_draw(pkt(1, Ecn::Ect0), ms(200), HIT),
             Verdict::Dropped(DropReason::Overflow)
         );
         assert_eq!(q.state.p_m, 2.0 * D1);

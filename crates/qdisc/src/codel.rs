@@ -244,7 +244,7 @@ pub fn codel_dequeue(
         s.dropping = false;
         return None;
     };
-    let markable = |p: &Packet| law.ecn && p.ecn != Ecn::NotEct;
+    let markable = |p: &Packet| law.ecn && p.ecn.is_ecn_capable();
     let mut marked = false;
     if s.dropping {
         if !ok {
@@ -297,7 +297,7 @@ pub fn codel_dequeue(
         pkt = out?;
     }
     if let Some(th) = law.ce_threshold {
-        if !marked && s.qdelay > th && pkt.ecn != Ecn::NotEct {
+        if !marked && s.qdelay > th && pkt.ecn.is_ecn_capable() {
             mark(&mut pkt, fx);
             stats.ce_marks += 1;
         }
@@ -789,7 +789,7 @@ mod test {
     /// as Linux; ns-3 would give 280.710678 ms from now).
     #[test]
     fn test_ecn_entry_and_dropping_mark_instead_of_drop() {
-        let mut q = codel_above_target(codel_ecn(), Ecn::Ect);
+        let mut q = codel_above_target(codel_ecn(), Ecn::Ect0);
         assert_eq!(deq(&mut q, ms(105)), out(1, &[], true));
         assert_eq!((q.state().count, q.state().drop_next), (1, ms(205)));
         assert_eq!(deq(&mut q, ms(150)), out(2, &[], false));
@@ -818,9 +818,9 @@ mod test {
             ce_threshold: Some(Duration::from_millis(1)),
             ..CodelParams::default()
         });
-        fill(&mut q, 0, 2, MTU, Ecn::Ect, Time::ZERO);
+        fill(&mut q, 0, 2, MTU, Ecn::Ect0, Time::ZERO);
         fill(&mut q, 2, 1, MTU, Ecn::NotEct, Time::ZERO);
-        fill(&mut q, 3, 1, MTU, Ecn::Ect, Time::ZERO);
+        fill(&mut q, 3, 1, MTU, Ecn::Ect0, Time::ZERO);
         assert_eq!(deq(&mut q, ms(1)), out(0, &[], false));
         assert_eq!(deq(&mut q, Time(1_000_001)), out(1, &[], true));
         assert_eq!(deq(&mut q, ms(2)), out(2, &[], false));

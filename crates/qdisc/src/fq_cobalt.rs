@@ -367,7 +367,7 @@ mod test {
         let mut q = fq_cobalt(FqCobaltParams::default());
         for id in 0..50 {
             let p = Packet {
-                ecn: Ecn::Ect,
+                ecn: Ecn::Ect0,
                 ..pkt(A, id, MTU, Time::ZERO)
             };
             offer(&mut q, p, &mut Effects::default());

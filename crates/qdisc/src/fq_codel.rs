@@ -633,7 +633,7 @@ mod test {
     fn test_default_ecn_standing_ect_flow_marked() {
         let mut q = fq(FqCodelParams::default());
         for id in 0..20 {
-            offer(&mut q, pkt(A, id, MTU, Ecn::Ect, Time::ZERO));
+            offer(&mut q, pkt(A, id, MTU, Ecn::Ect0, Time::ZERO));
         }
         deq(&mut q, ms(5));
         let mut fx = Effects::default();

@@ -509,10 +509,10 @@ mod test {
                 ..FqPieParams::default()
             });
             for id in 0..3 {
-                offer(&mut q, pkt(A, id, Ecn::Ect, Time::ZERO));
+                offer(&mut q, pkt(A, id, Ecn::Ect0, Time::ZERO));
             }
             with_flow_congested(&mut q, A, 1.0);
-            assert_eq!(offer(&mut q, pkt(A, 3, Ecn::Ect, ms(1))), want);
+            assert_eq!(offer(&mut q, pkt(A, 3, Ecn::Ect0, ms(1))), want);
         }
     }
 

@@ -23,6 +23,7 @@ pub mod codel;
 #[cfg(test)]
 mod conservation;
 pub mod droptail;
+pub mod dualpi2;
 pub mod fifo;
 pub mod fq;
 pub mod fq_cobalt;
@@ -45,6 +46,7 @@ pub use blue::{Blue, BlueParams, BlueState};
 pub use cobalt::{Cobalt, CobaltAction, CobaltLaw, CobaltParams, CobaltState, CobaltStats};
 pub use codel::{codel_dequeue, Codel, CodelLaw, CodelParams, CodelState, CodelStats};
 pub use droptail::{DropTail, DropTailParams, DropWhere};
+pub use dualpi2::{DualPi2, DualPi2Action, DualPi2Params, DualPi2State, DualPi2Stats, Lane, QdelayOf, StepThresh};
 pub use fifo::{Backlog, Fifo, Limit};
 pub use fq::{FlowList, FqStats};
 pub use fq_cobalt::{FqCobalt, FqCobaltParams};
@@ -213,6 +215,7 @@ pub enum AnyQdisc {
     Bernoulli(Bernoulli),
     Ted(Ted),
     Pie(Pie),
+    DualPi2(DualPi2),
     Codel(Codel),
     FqCodel(FqCodel),
     FqPie(FqPie),
@@ -232,6 +235,7 @@ macro_rules! dispatch {
             AnyQdisc::Bernoulli($q) => $e,
             AnyQdisc::Ted($q) => $e,
             AnyQdisc::Pie($q) => $e,
+            AnyQdisc::DualPi2($q) => $e,
             AnyQdisc::Codel($q) => $e,
             AnyQdisc::FqCodel($q) => $e,
             AnyQdisc::FqPie($q) => $e,

@@ -5,16 +5,52 @@
 
 use crate::time::{Duration, Time};
 
-/// The two ECN bits of the IP header (RFC 3168), reduced to what AQM needs.
+/// The two ECN bits of the IP header: the four codepoints of RFC 3168
+/// section 5, with ECT(1) given to L4S traffic by RFC 9331.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Ecn {
-    /// Not ECN-capable transport: an AQM must drop, not mark.
+    /// Not-ECT (0b00): not ECN-capable; an AQM must drop, not mark.
     #[default]
     NotEct,
-    /// ECN-capable transport: an AQM may mark instead of dropping.
-    Ect,
-    /// Congestion experienced: marked by some queue on the path.
+    /// ECT(0) (0b10): ECN-capable with classic (RFC 3168) reaction to a
+    /// mark. What every ECN-capable sender in aqmlab sets unless told
+    /// otherwise.
+    Ect0,
+    /// ECT(1) (0b01): ECN-capable, identifying L4S traffic (RFC 9331
+    /// section 5.1), which a dual-queue AQM sends to its low-latency queue.
+    Ect1,
+    /// CE (0b11): congestion experienced, marked by some queue on the path.
     Ce,
+}
+
+impl Ecn {
+    /// ECN-capable transport: ECT(0), ECT(1), or CE (a CE packet was
+    /// ECN-capable when some earlier queue marked it). An AQM may mark such
+    /// a packet instead of dropping it; marking CE again leaves it CE, as
+    /// Linux's `INET_ECN_set_ce` does (it reports CE packets as marked).
+    pub fn is_ecn_capable(self) -> bool {
+        self != Ecn::NotEct
+    }
+
+    /// The codepoint from the IP header's two ECN bits (RFC 3168 section 5).
+    pub fn from_bits(bits: u8) -> Ecn {
+        match bits & 3 {
+            0b00 => Ecn::NotEct,
+            0b10 => Ecn::Ect0,
+            0b01 => Ecn::Ect1,
+            _ => Ecn::Ce,
+        }
+    }
+
+    /// The IP header's two ECN bits for the codepoint.
+    pub fn bits(self) -> u8 {
+        match self {
+            Ecn::NotEct => 0b00,
+            Ecn::Ect0 => 0b10,
+            Ecn::Ect1 => 0b01,
+            Ecn::Ce => 0b11,
+        }
+    }
 }
 
 /// What a packet carries.
@@ -106,5 +142,27 @@ impl Default for Packet {
             ted_deadline: Duration::MAX,
             ted_budget: Duration::MAX,
         }
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn test_from_bits_reads_the_rfc_3168_codepoints() {
+        // RFC 3168 section 5: 00 Not-ECT, 10 ECT(0), 01 ECT(1), 11 CE; the
+        // upper six bits (DSCP) do not matter.
+        assert_eq!(Ecn::from_bits(0b00), Ecn::NotEct);
+        assert_eq!(Ecn::from_bits(0b10), Ecn::Ect0);
+        assert_eq!(Ecn::from_bits(0b01), Ecn::Ect1);
+        assert_eq!(Ecn::from_bits(0b11), Ecn::Ce);
+        assert_eq!(Ecn::from_bits(0xb9), Ecn::Ect1);
+    }
+
+    #[test]
+    fn test_ecn_capable_is_every_codepoint_but_not_ect() {
+        assert!(!Ecn::NotEct.is_ecn_capable());
+        assert!(Ecn::Ect0.is_ecn_capable() && Ecn::Ect1.is_ecn_capable() && Ecn::Ce.is_ecn_capable());
     }
 }

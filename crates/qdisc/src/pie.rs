@@ -210,7 +210,7 @@ impl Default for PieParams {
     }
 }
 
-fn check_gain(name: &'static str, value: f64) -> Result<(), ParamError> {
+pub(crate) fn check_gain(name: &'static str, value: f64) -> Result<(), ParamError> {
     if value.is_finite() && value >= 0.0 {
         Ok(())
     } else {
@@ -325,6 +325,16 @@ pub fn pie_scale(drop_prob: f64) -> f64 {
     }
 }
 
+/// The proportional-integral step of §4.2, shared with DualPI2's base
+/// controller (RFC 9332 Appendix A): `alpha * (qdelay - qdelay_ref) + beta *
+/// (qdelay - qdelay_old)`, delays in seconds, gains in 1/s.
+pub fn pi_step(alpha: f64, beta: f64, qdelay: Duration, qdelay_old: Duration, qdelay_ref: Duration) -> f64 {
+    let qdelay = qdelay.as_secs_f64();
+    let qdelay_old = qdelay_old.as_secs_f64();
+    let qdelay_ref = qdelay_ref.as_secs_f64();
+    alpha * (qdelay - qdelay_ref) + beta * (qdelay - qdelay_old)
+}
+
 /// Whether `d < qdelay_ref / 2`, without rounding the half.
 #[inline]
 fn below_half_ref(p: &PieParams, d: Duration) -> bool {
@@ -333,11 +343,7 @@ fn below_half_ref(p: &PieParams, d: Duration) -> bool {
 
 /// The periodic update (§4.2, §4.4, §5.5), given the delay measured now.
 pub fn pie_update(p: &PieParams, s: &mut PieState, current_qdelay: Duration) {
-    let qdelay = current_qdelay.as_secs_f64();
-    let qdelay_old = s.qdelay_old.as_secs_f64();
-    let qdelay_ref = p.qdelay_ref.as_secs_f64();
-
-    let mut step = p.alpha * (qdelay - qdelay_ref) + p.beta * (qdelay - qdelay_old);
+    let mut step = pi_step(p.alpha, p.beta, current_qdelay, s.qdelay_old, p.qdelay_ref);
     step *= pie_scale(s.drop_prob);
     // §5.5: once above 10 %, rise by at most 2 % per update.
     if p.cap_drop_adjustment && s.drop_prob >= CAP_DROP_FROM && step > CAP_DROP_STEP {
@@ -473,7 +479,7 @@ impl Pie {
 
     /// The enqueue rule with the uniform draw given, for scripted tests.
     pub fn enqueue_with_draw(&mut self, mut pkt: Packet, u: f64) -> Verdict {
-        let ecn_capable = pkt.ecn != Ecn::NotEct;
+        let ecn_capable = pkt.ecn.is_ecn_capable();
         match pie_decide(
             &self.params,
             &mut self.state,
@@ -1216,7 +1222,7 @@ mod test {
             ..defaults()
         });
         for id in 0..10 {
-            q.enqueue_with_draw(pkt(id, 1000, Ecn::Ect, Time::ZERO), 0.99);
+            q.enqueue_with_draw(pkt(id, 1000, Ecn::Ect0, Time::ZERO), 0.99);
         }
         q.dequeue(Time(15 * MS), &mut Effects::default()).unwrap();
         q.on_timer(Time(15 * MS));
@@ -1227,7 +1233,7 @@ mod test {
     #[test]
     fn test_driven_queue_marks_ect_arrival_and_queues_ce_copy() {
         let mut q = pie_driven_to_small_prob(true);
-        let v = q.enqueue_with_draw(pkt(10, 1000, Ecn::Ect, Time(16 * MS)), 0.0);
+        let v = q.enqueue_with_draw(pkt(10, 1000, Ecn::Ect0, Time(16 * MS)), 0.0);
         assert_eq!(v, Verdict::Marked);
         let v = q.enqueue_with_draw(pkt(11, 1000, Ecn::NotEct, Time(16 * MS)), 0.0);
         assert_eq!(v, Verdict::Dropped(DropReason::Early));

@@ -969,7 +969,7 @@ impl Red {
     /// tests.
     pub fn enqueue_with_draw(&mut self, mut pkt: Packet, now: Time, u: f64) -> Verdict {
         let backlog = self.fifo.backlog();
-        let can_mark = self.core.params.ecn && pkt.ecn != Ecn::NotEct;
+        let can_mark = self.core.params.ecn && pkt.ecn.is_ecn_capable();
         let action = self.core.on_arrival(now, backlog, pkt.size_bytes, can_mark, u);
         let admitted = match action {
             RedAction::Drop(reason) => return Verdict::Dropped(reason),
@@ -1063,7 +1063,7 @@ mod test {
 
     fn ect(id: u64) -> Packet {
         Packet {
-            ecn: Ecn::Ect,
+            ecn: Ecn::Ect0,
             ..pkt(id)
         }
     }

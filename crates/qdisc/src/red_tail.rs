@@ -188,7 +188,7 @@ impl RedTail {
         };
         let mut verdict = Verdict::Enqueued;
         if i == 1 {
-            let can_mark = self.params.red.ecn && pkt.ecn != Ecn::NotEct;
+            let can_mark = self.params.red.ecn && pkt.ecn.is_ecn_capable();
             match self
                 .red
                 .on_arrival(now, self.queues[1].backlog(), pkt.size_bytes, can_mark, u)

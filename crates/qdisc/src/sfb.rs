@@ -507,7 +507,7 @@ impl Sfb {
         }
         let key_rng = &mut self.key_rng;
         sfb_rehash(&self.params, &mut self.state, now, || key_rng.random());
-        let ect = pkt.ecn != Ecn::NotEct;
+        let ect = pkt.ecn.is_ecn_capable();
         match sfb_decide(&self.params, &mut self.state, pkt.flow, ect, now, u) {
             SfbAction::Drop(reason) => Verdict::Dropped(reason),
             SfbAction::Enqueue { hashes, mark } => {
@@ -779,7 +779,7 @@ mod test {
         let mut q = sfb_flow_one_step_below_t21();
         let u = 32767.0 / 65536.0;
         assert_eq!(
-            q.enqueue_with_draw(pkt(24, FLOOD, Ecn::Ect), ms(24), u),
+            q.enqueue_with_draw(pkt(24, FLOOD, Ecn::Ect0), ms(24), u),
             Verdict::Dropped(DropReason::Early)
         );
         assert!(active_bins(&q, FLOOD).iter().all(|b| b.p_mark == 49151));
@@ -790,7 +790,7 @@ mod test {
         let mut q = sfb_flow_one_step_below_t21();
         let u = 32768.0 / 65536.0;
         assert_eq!(
-            q.enqueue_with_draw(pkt(24, FLOOD, Ecn::Ect), ms(24), u),
+            q.enqueue_with_draw(pkt(24, FLOOD, Ecn::Ect0), ms(24), u),
             Verdict::Marked
         );
         let last = drain(&mut q, ms(25)).pop().unwrap();
@@ -817,7 +817,7 @@ mod test {
         q.params.ecn = false;
         let u = 32768.0 / 65536.0;
         assert_eq!(
-            q.enqueue_with_draw(pkt(24, FLOOD, Ecn::Ect), ms(24), u),
+            q.enqueue_with_draw(pkt(24, FLOOD, Ecn::Ect0), ms(24), u),
             Verdict::Dropped(DropReason::Early)
         );
     }
@@ -1085,7 +1085,7 @@ mod test {
         for i in 0..2000u64 {
             let now = ms(i);
             let flow = if i % 2 == 0 { FLOOD } else { (i % 8) as u32 };
-            let p = pkt(i, flow, Ecn::Ect);
+            let p = pkt(i, flow, Ecn::Ect0);
             let va = a.enqueue(p, now, &mut Effects::default());
             let vb = b.enqueue_with_draw(p, now, rng::uniform(&mut draws));
             assert_eq!(va, vb, "arrival {i}");

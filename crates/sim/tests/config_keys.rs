@@ -304,6 +304,12 @@ fn qdisc_cases() -> Vec<Case> {
                     "idle_decay_factor": 0.98 }),
         ),
         qdisc_case(
+            "dualpi2",
+            json!({ "kind": "dualpi2", "limit": "1000pkt", "target": "15ms", "t_update": "16ms", "alpha": 0.16,
+                    "beta": 3.2, "coupling_factor": 2, "step_thresh": "1ms", "min_qlen_step": 0,
+                    "c_protection": 10, "drop_overload": true, "qdelay_of": "classic" }),
+        ),
+        qdisc_case(
             "fq_codel",
             json!({ "kind": "fq_codel", "limit": "100pkt", "flows": 64, "quantum": "1514B", "target": "5ms",
                     "interval": "100ms", "ecn": true, "ce_threshold": "1ms", "drop_batch": 32 }),
@@ -413,14 +419,18 @@ fn traffic_cases() -> Vec<Case> {
         ),
         traffic_case(
             "cbr",
-            group("c", "cbr", json!({ "rate": "1Mbps", "size": "1000B", "jitter": true })),
+            group(
+                "c",
+                "cbr",
+                json!({ "rate": "1Mbps", "size": "1000B", "jitter": true, "ecn": "ect1" }),
+            ),
         ),
         traffic_case(
             "poisson",
             group(
                 "p",
                 "poisson",
-                json!({ "rate": "1Mbps", "size": { "dist": "exponential", "mean": "500B" } }),
+                json!({ "rate": "1Mbps", "size": { "dist": "exponential", "mean": "500B" }, "ecn": "ect0" }),
             ),
         ),
         traffic_case(
@@ -429,7 +439,7 @@ fn traffic_cases() -> Vec<Case> {
                 "o",
                 "onoff",
                 merged(
-                    json!({ "transport": "udp", "rate": "64kbps", "size": "210B" }),
+                    json!({ "transport": "udp", "rate": "64kbps", "size": "210B", "ecn": "not-ect" }),
                     on_off.clone(),
                 ),
             ),
@@ -453,7 +463,7 @@ fn traffic_cases() -> Vec<Case> {
             group(
                 "b",
                 "batch-poisson",
-                merged(json!({ "batch": 3, "size": "500B" }), timing),
+                merged(json!({ "batch": 3, "size": "500B", "ecn": "ect1" }), timing),
             ),
         );
         c.also_allowed = if label.contains("rate") { &["gap"] } else { &["rate"] };

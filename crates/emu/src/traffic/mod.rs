@@ -97,6 +97,8 @@ pub struct FlowPlan {
     pub dst_host: usize,
     pub start: Time,
     pub app: FlowApp,
+    /// UDP: the codepoint the sender's packets carry (IP_TOS).
+    pub ecn: aqmlab_qdisc::Ecn,
 }
 
 /// What the hosts saw of a flow.

@@ -3,7 +3,9 @@
 //! datagram carries its sequence number and the sender's CLOCK_REALTIME
 //! stamp; the receiver takes the kernel's receive stamp, so the one-way
 //! delay does not include this thread's wake-ups. How late each send was
-//! against its schedule is kept too.
+//! against its schedule is kept too. A group's `ecn` codepoint is set on
+//! the sending socket (IP_TOS), so its packets reach the router as ECT(0)
+//! or ECT(1).
 
 use std::os::fd::AsRawFd;
 
@@ -20,6 +22,8 @@ impl Traffic {
             self.enter(src).ok()?;
             let s = socket(libc::SOCK_DGRAM).ok()?;
             setopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_SNDBUF, &(4i32 << 20), "SO_SNDBUF").ok()?;
+            // The group's ECN codepoint (`ecn`), in the low bits of the TOS.
+            setopt(s.as_raw_fd(), libc::IPPROTO_IP, libc::IP_TOS, &(self.flows[f].plan.ecn.bits() as i32), "IP_TOS").ok()?;
             let sa = sockaddr(lab::host_ip(dst), FLOW_PORT_BASE + f as u16);
             // SAFETY: `sa` is live for the call.
             unsafe { libc::connect(s.as_raw_fd(), &sa as *const _ as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_in>() as u32) };

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::transport::udp::Schedule;
+use aqmlab_qdisc::Ecn;
 
 // ---------------------------------------------------------------------------
 // Traffic
@@ -197,6 +198,9 @@ pub struct GroupSpec {
     pub class: u8,
     /// Deadline for time-driven early discard queues on the path.
     pub ted_deadline: Option<Duration>,
+    /// The ECN codepoint an open-loop UDP group's packets carry (`ecn`);
+    /// Not-ECT for the others (TCP sets its own).
+    pub ecn: Ecn,
 }
 
 impl GroupSpec {
@@ -320,6 +324,11 @@ pub(super) fn read_group(
     // The source is read apart so that the table is finished (unknown keys
     // reported) whatever goes wrong in it.
     let source = kind.and_then(|kind| read_source(cx, &mut t, kind));
+    // Only the UDP kinds declare `ecn`.
+    let ecn = match t.declared_key("ecn") {
+        Some(_) => t.opt(cx, "ecn", parse_udp_ecn),
+        None => None,
+    };
     t.finish_if_kind(cx, kind.is_some());
     let net = net?;
     let (name, source, src, dst, start) = (name?, source?, src?, dst?, start?);
@@ -345,6 +354,7 @@ pub(super) fn read_group(
         stop,
         class: class_index(classes, class),
         ted_deadline,
+        ecn: ecn.unwrap_or(Ecn::NotEct),
     };
     // Endpoint pairs repeat every lcm(|src|, |dst|) flows.
     let (a, b) = (group.src.len() as u64, group.dst.len() as u64);

@@ -293,7 +293,7 @@ impl<'s> Sim<'s> {
             let mut pkt = self.packet(f, kind, size, m.src, m.dst);
             pkt.conn_gen = self.tcp_mut(f).gen;
             pkt.seq = seg.seq;
-            pkt.ecn = if seg.ect { Ecn::Ect } else { Ecn::NotEct };
+            pkt.ecn = if seg.ect { Ecn::Ect0 } else { Ecn::NotEct };
             pkt.tcp_flags = if seg.cwr { tcp_flags::CWR } else { 0 };
             #[cfg(test)]
             self.tcp_log.push((self.now, f, seg.seq));
@@ -369,7 +369,7 @@ impl<'s> Sim<'s> {
             flow: f,
             group: m.group,
             class: m.class,
-            ecn: Ecn::NotEct,
+            ecn: m.udp_ecn,
             size_bytes,
             src: m.src,
             dst: m.dst,
@@ -408,7 +408,7 @@ impl<'s> Sim<'s> {
                 let info = DataInfo {
                     seq: pkt.seq,
                     syn: pkt.kind == PacketKind::TcpSyn,
-                    ect: pkt.ecn != Ecn::NotEct,
+                    ect: pkt.ecn.is_ecn_capable(),
                     ce: pkt.ecn == Ecn::Ce,
                     cwr: pkt.tcp_flags & tcp_flags::CWR != 0,
                 };

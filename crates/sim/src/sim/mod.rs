@@ -104,6 +104,8 @@ struct FlowMeta {
     stat: u32,
     /// The group's TED deadline, `Duration::MAX` for none.
     ted_deadline: Duration,
+    /// The ECN codepoint of an open-loop (UDP) flow's packets.
+    udp_ecn: Ecn,
     group: u16,
     class: u8,
     src: u32,

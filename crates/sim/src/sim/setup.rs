@@ -106,6 +106,7 @@ impl<'s> Sim<'s> {
                 sim.flows.push(FlowMeta {
                     stat: f,
                     ted_deadline: group.ted_deadline.unwrap_or(Duration::MAX),
+                    udp_ecn: group.ecn,
                     group: g as u16,
                     class: group.class,
                     src,

@@ -9,10 +9,10 @@
 
 use aqmlab_qdisc::{
     Adapt, AnyQdisc, AredParams, AredUpdate, AvgOf, Bernoulli, BernoulliParams, Blue, BlueParams, Cobalt, CobaltParams,
-    Codel, CodelParams, DelayEstimator, DropSpacing, DropTail, DropTailParams, DropWhere, Duration, DynThresholds,
-    EcnAboveMaxTh, FengParams, FqCobalt, FqCobaltParams, FqCodel, FqCodelParams, FqPie, FqPieParams, Gentle,
-    GentleSlope, IdleDecay, Limit, LinkInfo, ParamError, Pie, PieParams, QueueUnit, Red, RedParams, RedTail,
-    RedTailParams, Sfb, SfbParams, Ted, TedCheck, TedMode, TedParams, Threshold, Weight,
+    Codel, CodelParams, DelayEstimator, DropSpacing, DropTail, DropTailParams, DropWhere, DualPi2, DualPi2Params, Duration,
+    DynThresholds, EcnAboveMaxTh, FengParams, FqCobalt, FqCobaltParams, FqCodel, FqCodelParams, FqPie, FqPieParams, Gentle,
+    GentleSlope, IdleDecay, Limit, LinkInfo, ParamError, Pie, PieParams, QdelayOf, QueueUnit, Red, RedParams, RedTail,
+    RedTailParams, Sfb, SfbParams, StepThresh, Ted, TedCheck, TedMode, TedParams, Threshold, Weight,
 };
 use serde_json::{json, Map, Value};
 
@@ -22,6 +22,7 @@ mod blue;
 mod cobalt;
 mod codel;
 mod droptail;
+mod dualpi2;
 mod pie;
 mod red;
 mod ted;
@@ -32,6 +33,7 @@ use blue::*;
 use cobalt::*;
 use codel::*;
 use droptail::*;
+use dualpi2::*;
 use pie::*;
 use red::*;
 pub use red::{RedTailSpec, DYNAMIC_THRESHOLDS, RED_QUEUE2};
@@ -82,7 +84,7 @@ pub struct Kind {
 /// its kinds; a new discipline adds its file, its line here, its
 /// [`QdiscSpec`] variant, and the two match arms the compiler then asks
 /// for (building it, describing it).
-const KINDS: [Kind; 15] = [
+const KINDS: [Kind; 16] = [
     droptail::DROPTAIL,
     droptail::BERNOULLI,
     red::RED,
@@ -94,6 +96,7 @@ const KINDS: [Kind; 15] = [
     ted::TED,
     codel::CODEL,
     pie::PIE,
+    dualpi2::DUALPI2,
     codel::FQ_CODEL,
     pie::FQ_PIE,
     cobalt::COBALT,
@@ -141,6 +144,7 @@ pub enum QdiscSpec {
     Bernoulli(BernoulliParams),
     Ted(TedSpec),
     Pie(PieParams),
+    DualPi2(DualPi2Params),
     Codel(CodelParams),
     FqCodel(FqCodelParams),
     FqPie(FqPieParams),
@@ -201,6 +205,7 @@ impl QdiscSpec {
             QdiscSpec::DropTail(p) => AnyQdisc::DropTail(DropTail::new(*p)?),
             QdiscSpec::Bernoulli(p) => AnyQdisc::Bernoulli(Bernoulli::new(*p, seed)?),
             QdiscSpec::Pie(p) => AnyQdisc::Pie(Pie::new(*p, seed)?),
+            QdiscSpec::DualPi2(p) => AnyQdisc::DualPi2(DualPi2::new(*p, link, seed)?),
             QdiscSpec::Codel(p) => AnyQdisc::Codel(Codel::new(*p, link)?),
             QdiscSpec::FqCodel(p) => AnyQdisc::FqCodel(FqCodel::new(*p, link, seed)?),
             QdiscSpec::FqPie(p) => AnyQdisc::FqPie(FqPie::new(*p, link, seed)?),
@@ -263,6 +268,7 @@ pub fn describe(q: &AnyQdisc, classes: &[String]) -> Value {
         AnyQdisc::Ted(q) => describe_ted(q, classes),
         AnyQdisc::Codel(q) => describe_codel(q),
         AnyQdisc::Pie(q) => describe_pie(q),
+        AnyQdisc::DualPi2(q) => describe_dualpi2(q),
         AnyQdisc::FqCodel(q) => describe_fq_codel(q),
         AnyQdisc::FqPie(q) => describe_fq_pie(q),
         AnyQdisc::Cobalt(q) => describe_cobalt(q),

@@ -8,6 +8,8 @@ mod tcp;
 mod udp;
 mod web;
 
+pub(super) use udp::parse_udp_ecn;
+
 pub(in crate::scenario) use tcp::{read_tcp_app, TCP_APP};
 
 /// A traffic kind: its keys (beside the keys every group has), with the

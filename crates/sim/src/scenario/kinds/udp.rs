@@ -3,22 +3,26 @@
 
 use super::*;
 use crate::transport::udp::Schedule;
+use aqmlab_qdisc::Ecn;
 
 pub(super) const CBR: TrafficKind = TrafficKind {
     variant: Variant {
         name: "cbr",
         help: "constant bit rate over UDP",
         when: None,
-        parts: &[&[
-            Key::req("rate", Ty::Rate, "the sending rate, e.g. \"1Mbps\""),
-            Key::req("size", Ty::Size, "the packet size, e.g. \"1000B\""),
-            Key::opt(
-                "jitter",
-                Ty::Bool,
-                "false",
-                "each gap is the interval +-50% uniform, as ns-2's random_",
-            ),
-        ]],
+        parts: &[
+            &[
+                Key::req("rate", Ty::Rate, "the sending rate, e.g. \"1Mbps\""),
+                Key::req("size", Ty::Size, "the packet size, e.g. \"1000B\""),
+                Key::opt(
+                    "jitter",
+                    Ty::Bool,
+                    "false",
+                    "each gap is the interval +-50% uniform, as ns-2's random_",
+                ),
+            ],
+            UDP_ECN,
+        ],
     },
     read: read_cbr,
 };
@@ -31,6 +35,7 @@ pub(super) const POISSON: TrafficKind = TrafficKind {
         parts: &[
             &[Key::req("rate", Ty::Rate, "the mean sending rate, e.g. \"9Mbps\"")],
             PACKET_SIZES,
+            UDP_ECN,
         ],
     },
     read: read_poisson,
@@ -57,6 +62,7 @@ pub(super) const BATCH: TrafficKind = TrafficKind {
                     "the time between batches, instead of rate",
                 ),
             ],
+            UDP_ECN,
         ],
     },
     read: read_batch,
@@ -73,10 +79,32 @@ pub(super) const ONOFF_UDP: TrafficKind = TrafficKind {
                 Key::req("rate", Ty::Rate, "the sending rate during ON periods, e.g. \"64kbps\""),
                 Key::req("size", Ty::Size, "the packet size, e.g. \"210B\""),
             ],
+            UDP_ECN,
         ],
     },
     read: read_onoff_udp,
 };
+
+/// The codepoints an open-loop source may set (RFC 3168 §5; ECT(1) is
+/// L4S's identifier, RFC 9331). An open-loop source does not react to
+/// marks: the key is there to offer a queue ECN-capable or L4S traffic.
+const UDP_ECN_CODEPOINTS: &[&str] = &["not-ect", "ect0", "ect1"];
+
+const UDP_ECN: &[Key] = &[Key::opt(
+    "ecn",
+    Ty::Choice(UDP_ECN_CODEPOINTS),
+    "\"not-ect\"",
+    "the ECN codepoint of the packets: Not-ECT, ECT(0) (classic ECN) or ECT(1) (L4S)",
+)];
+
+/// An `ecn` value of a UDP group.
+pub(in crate::scenario) fn parse_udp_ecn(v: &Value) -> Result<Ecn, String> {
+    Ok(match parse_choice(v, UDP_ECN_CODEPOINTS)? {
+        "ect0" => Ecn::Ect0,
+        "ect1" => Ecn::Ect1,
+        _ => Ecn::NotEct,
+    })
+}
 
 const PACKET_SIZES: &[Key] = &[Key::req(
     "size",
