@@ -1,6 +1,7 @@
 """Linux TCP against aqmlab's TCP on the A1 dumbbell, side by side.
 
     sudo .venv/bin/python bench/emulation_vs_sim.py [--runs 3] [--duration 100] [--warmup 30] [--json OUT]
+        [--flows 16 64] [--queues TD RED] [--sim-set KEY=VALUE ...]
 
 The standard dumbbell of study A1 (examples/tcp-dumbbell.toml: 4 sender
 hosts, round trips of 120-180 ms, a 10 Mb/s bottleneck with a 300-packet
@@ -9,8 +10,11 @@ Tail Drop and RED with the standard parameters, each emulated (Linux `reno`
 with SACK, `aqmlab emulate`) and simulated (ns-2's SACK agent with delayed
 ACKs, `aqmlab run`), with seeds 1..RUNS each. Prints, per configuration and
 metric, the mean and 95% confidence interval of each engine and their
-difference. Emulation runs in real time: RUNS x DURATION seconds per
-configuration.
+difference, then the kernels' loss-recovery counters (`kernel.tcp`, over
+the whole run) beside the simulated agents' timeouts and fast retransmits
+(over the window). `--sim-set` changes the simulated side only (for
+example `traffic[0].tcp.delayed_ack=false`), for sensitivity runs.
+Emulation runs in real time: RUNS x DURATION seconds per configuration.
 """
 
 from __future__ import annotations
@@ -51,6 +55,9 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=100)
     ap.add_argument("--warmup", type=float, default=30)
     ap.add_argument("--flows", type=int, nargs="+", default=[16, 64])
+    ap.add_argument("--queues", nargs="+", default=list(QDISCS), choices=list(QDISCS))
+    ap.add_argument("--sim-set", nargs="*", default=[], metavar="KEY=VALUE",
+                    help="settings for the simulated runs only")
     ap.add_argument("--json", default=None, help="also write every run's summary here")
     args = ap.parse_args()
     why = emulation.unavailable()
@@ -61,11 +68,13 @@ def main() -> None:
     print("| flows | queue | metric | Linux (emulated) | aqmlab sack (simulated) | Linux - aqmlab |")
     print("|---|---|---|---|---|---|")
     for n in args.flows:
-        for qname, qset in QDISCS.items():
+        for qname in args.queues:
+            qset = QDISCS[qname]
             sc = base.with_set([f"traffic[0].count={n}", f"duration={args.duration:g}s", f"warmup={args.warmup:g}s",
                                 qset])
             emu = [aqmlab.emulate(sc, seed=s).summary for s in range(1, args.runs + 1)]
-            sim = [aqmlab.run(sc, seed=s).summary for s in range(1, args.runs + 1)]
+            simulated = sc.with_set(args.sim_set)
+            sim = [aqmlab.run(simulated, seed=s).summary for s in range(1, args.runs + 1)]
             kept[f"{n}-{qname}"] = [{"emulated": e, "simulated": s} for e, s in zip(emu, sim)]
             for label, (path, scale, unit) in METRICS.items():
                 e = summarize([get(x, path) * scale for x in emu])
@@ -77,6 +86,14 @@ def main() -> None:
             print(f"| {n} | {qname} | router late p99 (ms), kernel drops | "
                   f"{max(x['late_p99_s'] for x in t) * 1e3:.2f} max over runs, "
                   f"{sum(x['ring_drops'] + x['send_failures'] for x in k)} | | |", flush=True)
+            for counter in ("TCPTimeouts", "TCPSackRecovery", "TCPRenoRecovery", "TCPFastRetrans", "TCPLossProbes",
+                            "TCPLostRetransmit", "TCPLossUndo"):
+                e = summarize([x["tcp"][counter] for x in k])
+                print(f"| {n} | {qname} | Linux {counter} (run) | {e.mean:.4g} [{e.low:.4g}, {e.high:.4g}] | | |")
+            for key in ("timeouts", "fast_retransmits", "retransmits"):
+                s = summarize([x["traffic"]["ftp"][key] for x in sim])
+                print(f"| {n} | {qname} | aqmlab {key} (window) | | {s.mean:.4g} [{s.low:.4g}, {s.high:.4g}] | |",
+                      flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(kept))
 

@@ -223,9 +223,9 @@ def test_trace_samples_tcp_info_and_the_queue_in_the_simulators_columns(tmp_path
                 "bottleneck.drops", "bulk[0].cwnd", "bulk[0].ssthresh", "bulk[0].srtt_s", "bulk[0].rto_s",
                 "bulk[0].retransmits"]:
         assert col in series.columns, col
-    # Samples every 100 ms from zero; all but the one at the very end.
-    assert len(series) >= 29
-    assert list(series["time_s"][:3]) == pytest.approx([0.0, 0.1, 0.2])
+    # Samples every 100 ms from zero up to and including the end, as the
+    # simulator takes them.
+    assert list(series["time_s"]) == pytest.approx([k / 10 for k in range(31)])
     late = series[series["time_s"] >= 1.0]
     # A bulk flow: its window has grown past the initial 10 packets, its
     # smoothed RTT is at least the path's 10.2 ms, and the queue has packets.

@@ -197,8 +197,7 @@ pub fn leftovers() -> Vec<String> {
             let Some((pid, _)) = rest.split_once('-') else { return false };
             let Ok(pid) = pid.parse::<i32>() else { return false };
             // SAFETY: signal 0 only asks whether the process exists.
-            let gone = unsafe { libc::kill(pid, 0) } != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-            gone
+            (unsafe { libc::kill(pid, 0) } != 0) && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
         })
         .collect();
     out.sort();

@@ -30,7 +30,7 @@ pub mod traffic;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 
-use aqmlab_qdisc::{Duration, Ecn, Time};
+use aqmlab_qdisc::{Duration, Time};
 use aqmlab_sim::config::dist::Dist;
 use aqmlab_sim::config::ConfigError;
 use aqmlab_sim::monitor::Window;
@@ -618,6 +618,7 @@ pub fn emulate_json(text: &str, seed: Option<u64>) -> Result<String, EmuError> {
 #[cfg(test)]
 mod test {
     use super::*;
+    use aqmlab_qdisc::Ecn;
 
     #[test]
     fn test_series_are_cut_to_the_samples_both_threads_took() {

@@ -300,6 +300,11 @@ impl Router {
             }
         }
         let wall_s = (mono_ns().saturating_sub(t0)) as f64 * 1e-9;
+        if !stop.load(Ordering::Relaxed) {
+            // What is due at the end itself (the last trace sample, as the
+            // simulator takes it), which the loop stopped short of.
+            self.fire_due(end, &ports);
+        }
         let ring_drops = ports.iter().map(Port::ring_drops).sum();
         RouterReport {
             net: self.net,

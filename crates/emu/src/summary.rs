@@ -74,7 +74,7 @@ pub fn build(sc: &Scenario, seed: u64, mut r: RouterReport, hosts: Vec<HostStats
             if let SourceSpec::Udp(_) = g.source {
                 // One-way delay from application to application.
                 s.delivered_pkts = h.delivered_pkts;
-                s.delay = h.delay.clone();
+                s.delay = h.delay;
             }
             let rtt_prop_s = match (r.net.path_delay(&sc.net, src, dst), r.net.path_delay(&sc.net, dst, src)) {
                 (Some(a), Some(b)) => (a + b).as_secs_f64(),

@@ -493,6 +493,10 @@ impl Traffic {
                 }
             }
         }
+        // The trace's sample at the end itself, as the simulator takes it.
+        if !stop.load(Ordering::Relaxed) && self.timers.iter().any(|&Reverse((at, f))| f == SAMPLE_FLOW && at <= end) {
+            self.sample();
+        }
         // What the router delivered up to the end (it stops then too) and
         // this thread had not read yet: a moment for the router's last
         // frames to land, then every UDP socket drained.
@@ -556,7 +560,7 @@ impl Traffic {
             if f == SAMPLE_FLOW {
                 self.sample();
                 let next = at + self.trace.as_ref().expect("samples only when tracing").interval;
-                if next <= self.window.end && next < end {
+                if next <= self.window.end {
                     self.timers.push(Reverse((next, SAMPLE_FLOW)));
                 }
                 continue;
