@@ -119,6 +119,8 @@ def run_aqmlab(flows: int, qdisc: str, seed: int, args: argparse.Namespace) -> d
             "goodput_bps": s["traffic"]["ftp"]["goodput_bps"],
             "udp_loss": s["traffic"]["cbr"]["loss_rate"],
             "drops": q["drops"], "marks": q.get("marks"), "loss_rate": q.get("loss_rate"),
+            "tcp_timeouts": s["traffic"]["ftp"]["timeouts"],
+            "tcp_fast_recoveries": s["traffic"]["ftp"]["fast_retransmits"],
             "qdelay_mean_s": q["qdelay_mean_s"]}
 
 
@@ -183,7 +185,11 @@ def main() -> None:
                 lambda r: None if r.get("loss_rate") is None else 100 * r["loss_rate"]),
                ("marks", "bottleneck ECN marks", ",.0f", lambda r: r.get("marks")),
                ("qdelay", "mean queueing delay ms", ".2f",
-                lambda r: None if r["qdelay_mean_s"] is None else 1e3 * r["qdelay_mean_s"])]
+                lambda r: None if r["qdelay_mean_s"] is None else 1e3 * r["qdelay_mean_s"]),
+               # aqmlab: the senders' timeouts and fast retransmits; ns-3: entries of
+               # the sockets into CA_LOSS and CA_RECOVERY.
+               ("timeouts", "TCP timeouts", ",.0f", lambda r: r.get("tcp_timeouts")),
+               ("recoveries", "TCP fast recoveries", ",.0f", lambda r: r.get("tcp_fast_recoveries"))]
     for n, q in cases:
         side = {}
         for name, rs in runs[n, q].items():

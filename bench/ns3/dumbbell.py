@@ -98,6 +98,7 @@ AQM_ATTRS = {
 }
 
 PROBE_CPP = r"""
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 #include <utility>
@@ -215,6 +216,85 @@ struct Bottleneck
         q->TraceConnectWithoutContext("DropAfterDequeue", MakeCallback(&Bottleneck::OnDropAfterDequeue, this));
         q->TraceConnectWithoutContext("Mark", MakeCallback(&Bottleneck::OnMark, this));
         dev->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&Bottleneck::OnTxBegin, this));
+    }
+};
+
+// TCP loss recovery over the window, from every socket's congestion state:
+// entries into CA_LOSS (a retransmission timeout) and CA_RECOVERY (a fast
+// retransmit), to set beside aqmlab's `timeouts` and `fast_retransmits`.
+struct TcpEvents
+{
+    int64_t t0 = 0, t1 = 0;
+    uint64_t timeouts = 0, recoveries = 0;
+
+    void OnCongState(TcpSocketState::TcpCongState_t from, TcpSocketState::TcpCongState_t to)
+    {
+        int64_t now = Simulator::Now().GetNanoSeconds();
+        if (now < t0 || now > t1 || from == to)
+            return;
+        if (to == TcpSocketState::CA_LOSS)
+            timeouts++;
+        else if (to == TcpSocketState::CA_RECOVERY)
+            recoveries++;
+    }
+
+    // Connects to every TCP socket at time t (the sockets exist once their
+    // applications have started).
+    void ConnectAt(Time t)
+    {
+        Simulator::Schedule(t, [this]() {
+            Config::ConnectWithoutContext("/NodeList/*/$ns3::TcpL4Protocol/SocketList/*/CongState",
+                                          MakeCallback(&TcpEvents::OnCongState, this));
+        });
+    }
+};
+
+// CoDel's dropping state over the window: time spent in it, entries, and
+// the largest count reached.
+struct CodelState
+{
+    int64_t t0 = 0, t1 = 0, since = -1;
+    uint64_t entries = 0, maxCount = 0;
+    double droppingS = 0.0;
+
+    void OnDropState(bool from, bool to)
+    {
+        int64_t now = Simulator::Now().GetNanoSeconds();
+        if (to && !from)
+        {
+            since = now;
+            if (now >= t0 && now <= t1)
+                entries++;
+        }
+        else if (from && !to && since >= 0)
+        {
+            Close(now);
+            since = -1;
+        }
+    }
+
+    void Close(int64_t now)
+    {
+        int64_t a = std::max(since, t0), b = std::min(now, t1);
+        if (b > a)
+            droppingS += (b - a) * 1e-9;
+    }
+
+    void OnCount(uint32_t from, uint32_t to)
+    {
+        int64_t now = Simulator::Now().GetNanoSeconds();
+        if (now >= t0 && now <= t1 && to > maxCount)
+            maxCount = to;
+    }
+
+    void Connect(Ptr<QueueDisc> q)
+    {
+        q->TraceConnectWithoutContext("DropState", MakeCallback(&CodelState::OnDropState, this));
+        q->TraceConnectWithoutContext("Count", MakeCallback(&CodelState::OnCount, this));
+        Simulator::Schedule(NanoSeconds(t1), [this]() {
+            if (since >= 0)
+                Close(Simulator::Now().GetNanoSeconds());
+        });
     }
 };
 
@@ -410,6 +490,16 @@ def main(argv: list[str] | None = None) -> None:
     bneck.t1 = round(args.duration * 1e9)
     bneck.Connect(qdiscs.Get(0), bottleneck.Get(0))
     goodput.Schedule(ns.Seconds(args.warmup), ns.Seconds(args.duration))
+    tcp_events = probe.TcpEvents()
+    tcp_events.t0, tcp_events.t1 = bneck.t0, bneck.t1
+    # Every socket exists once the last flow has started (by 10 s); the
+    # counts cover the window, so a warm-up under 10.5 s misses some.
+    tcp_events.ConnectAt(ns.Seconds(10.5))
+    codel = None
+    if args.qdisc == "codel":
+        codel = probe.CodelState()
+        codel.t0, codel.t1 = bneck.t0, bneck.t1
+        codel.Connect(qdiscs.Get(0))
     ns.Simulator.Stop(ns.Seconds(args.duration))
     setup_s = time.perf_counter() - t_setup
 
@@ -461,6 +551,11 @@ def main(argv: list[str] | None = None) -> None:
         "qdelay_mean_s": bneck.qdelaySumS / bneck.departures if bneck.departures else None,
         "utilization": bneck.txBytes * 8 / 10e6 / window,
         "other_drops": other_drops,
+        "tcp_timeouts": int(tcp_events.timeouts),
+        "tcp_fast_recoveries": int(tcp_events.recoveries),
+        "codel_dropping_fraction": codel.droppingS / window if codel else None,
+        "codel_dropping_entries": int(codel.entries) if codel else None,
+        "codel_max_count": int(codel.maxCount) if codel else None,
         "trace_mismatches": int(bneck.mismatches),
     }
     ns.Simulator.Destroy()
