@@ -287,8 +287,27 @@ struct CodelState
             maxCount = to;
     }
 
+    // count at each entry into the dropping state (lastcount), and count
+    // just before it: the re-entry rule's inputs.
+    std::vector<uint32_t> entryCounts, countsBefore;
+    uint32_t lastSeenCount = 0;
+
+    void OnLastCount(uint32_t from, uint32_t to)
+    {
+        int64_t now = Simulator::Now().GetNanoSeconds();
+        if (now >= t0 && now <= t1)
+        {
+            entryCounts.push_back(to);
+            countsBefore.push_back(lastSeenCount);
+        }
+    }
+
+    void OnCountSeen(uint32_t from, uint32_t to) { lastSeenCount = from; }
+
     void Connect(Ptr<QueueDisc> q)
     {
+        q->TraceConnectWithoutContext("Count", MakeCallback(&CodelState::OnCountSeen, this));
+        q->TraceConnectWithoutContext("LastCount", MakeCallback(&CodelState::OnLastCount, this));
         q->TraceConnectWithoutContext("DropState", MakeCallback(&CodelState::OnDropState, this));
         q->TraceConnectWithoutContext("Count", MakeCallback(&CodelState::OnCount, this));
         Simulator::Schedule(NanoSeconds(t1), [this]() {
@@ -556,6 +575,9 @@ def main(argv: list[str] | None = None) -> None:
         "codel_dropping_fraction": codel.droppingS / window if codel else None,
         "codel_dropping_entries": int(codel.entries) if codel else None,
         "codel_max_count": int(codel.maxCount) if codel else None,
+        # Traced changes only: an entry whose count equals the last one's is not seen.
+        "codel_entry_counts": [int(x) for x in codel.entryCounts] if codel else None,
+        "codel_counts_before_entry": [int(x) for x in codel.countsBefore] if codel else None,
         "trace_mismatches": int(bneck.mismatches),
     }
     ns.Simulator.Destroy()
