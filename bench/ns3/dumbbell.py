@@ -352,7 +352,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--qdisc", choices=QDISCS, default="red")
     ap.add_argument("--attr", action="append", default=[], metavar="NAME=VALUE",
                     help="set an attribute of the bottleneck's codel, pie or fq_codel to VALUE (ns-3's"
-                         " string form, e.g. Target=3.8ms), over the matched settings; repeatable")
+                         " string form, e.g. Target=3.8ms), over the matched settings; a full name such as"
+                         " ns3::CoDelQueueDisc::MinBytes sets that type's default; repeatable")
     ap.add_argument("--seed", type=int, default=1, help="ns-3 run number and start-time seed")
     ap.add_argument("--duration", type=float, default=100.0, help="simulated seconds")
     ap.add_argument("--warmup", type=float, default=20.0, help="seconds discarded before measuring")
@@ -458,7 +459,9 @@ def main(argv: list[str] | None = None) -> None:
                 sys.exit(f"dumbbell.py: --attr wants NAME=VALUE (got {a!r})")
             attrs[name] = value
         for name, value in attrs.items():
-            ns.Config.SetDefault(f"{kind}::{name}", ns.StringValue(value))
+            # A full name (ns3::CoDelQueueDisc::MinBytes) reaches another
+            # type, e.g. FQ-CoDel's per-flow CoDel.
+            ns.Config.SetDefault(name if "::" in name else f"{kind}::{name}", ns.StringValue(value))
         bn.SetRootQueueDisc(kind)
     qdiscs = bn.Install(bottleneck.Get(0))
     big.Install(bottleneck.Get(1))
