@@ -100,6 +100,7 @@ AQM_ATTRS = {
 PROBE_CPP = r"""
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -118,10 +119,25 @@ struct Bottleneck
     uint64_t udpArrivals = 0, udpDrops = 0;
     uint64_t txBytes = 0, mismatches = 0;
     double qdelaySumS = 0.0;
-    // Enqueue time (ns) of every packet in the qdisc or the device queue, by
-    // packet uid. A map, not a FIFO: CoDel drops from the head and FQ-CoDel
-    // serves its flows in turn, so packets leave in no fixed order.
-    std::unordered_map<uint64_t, int64_t> queued;
+    // Enqueue times (ns) of the packets in the qdisc or the device queue, by
+    // packet uid. A map, not one FIFO: CoDel drops from the head and FQ-CoDel
+    // serves its flows in turn, so packets leave in no fixed order. A FIFO
+    // per uid, since two queued packets can share a uid (ns-3's TCP cuts a
+    // segment and its retransmission from the same send-buffer packet); the
+    // older leaves first, as both are in the same flow's queue.
+    std::unordered_map<uint64_t, std::deque<int64_t>> queued;
+
+    bool Pop(uint64_t uid, int64_t* t)
+    {
+        auto it = queued.find(uid);
+        if (it == queued.end())
+            return false;
+        *t = it->second.front();
+        it->second.pop_front();
+        if (it->second.empty())
+            queued.erase(it);
+        return true;
+    }
 
     bool In(int64_t t) const { return t >= t0 && t <= t1; }
 
@@ -134,7 +150,7 @@ struct Bottleneck
     void OnEnqueue(Ptr<const QueueDiscItem> item)
     {
         int64_t now = Simulator::Now().GetNanoSeconds();
-        queued[item->GetPacket()->GetUid()] = now;
+        queued[item->GetPacket()->GetUid()].push_back(now);
         if (In(now))
         {
             arrivals++;
@@ -177,7 +193,8 @@ struct Bottleneck
     void OnDropAfterDequeue(Ptr<const QueueDiscItem> item, const char* reason)
     {
         int64_t now = Simulator::Now().GetNanoSeconds();
-        queued.erase(item->GetPacket()->GetUid());
+        int64_t t;
+        Pop(item->GetPacket()->GetUid(), &t);
         if (!In(now))
             return;
         dropsAfterDequeue++;
@@ -193,14 +210,12 @@ struct Bottleneck
     void OnTxBegin(Ptr<const Packet> p)
     {
         int64_t now = Simulator::Now().GetNanoSeconds();
-        auto it = queued.find(p->GetUid());
-        if (it == queued.end())
+        int64_t t;
+        if (!Pop(p->GetUid(), &t))
         {
             mismatches++;
             return;
         }
-        int64_t t = it->second;
-        queued.erase(it);
         if (In(now))
         {
             departures++;
