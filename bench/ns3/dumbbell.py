@@ -122,9 +122,9 @@ struct Bottleneck
     // Enqueue times (ns) of the packets in the qdisc or the device queue, by
     // packet uid. A map, not one FIFO: CoDel drops from the head and FQ-CoDel
     // serves its flows in turn, so packets leave in no fixed order. A FIFO
-    // per uid, since two queued packets can share a uid (ns-3's TCP cuts a
-    // segment and its retransmission from the same send-buffer packet); the
-    // older leaves first, as both are in the same flow's queue.
+    // per uid, since two queued packets can share a uid (presumably a TCP
+    // segment and its retransmission, cut from the same send-buffer
+    // packet); the older leaves first, as both are in the same flow's queue.
     std::unordered_map<uint64_t, std::deque<int64_t>> queued;
 
     bool Pop(uint64_t uid, int64_t* t)
