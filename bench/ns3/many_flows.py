@@ -9,9 +9,11 @@ settings of the discipline) and compare.py's A1 scenario
 seeds, one run at a time, and prints per scenario the mean over the seeds
 with the 95% confidence half-width of: the mean queueing delay, the
 bottleneck's drop rate and its overflow drops, TCP goodput, TCP timeouts per
-second, and, from a 10 ms trace of the bottleneck, the share of samples in
-which CoDel was in its dropping state and the median and 90th percentile of
-its count (CoDel only). Tells whether the A1 dumbbell that ns-3 runs sits in
+second, and, from a 1 ms trace of the bottleneck, the share of samples in
+which CoDel was in its dropping state, the median, 90th percentile and
+largest of its count, and its entries into the dropping state (CoDel only;
+with seed 1's count at each entry). `--guard` runs FQ-CoDel's guard
+sensitivity instead. Tells whether the A1 dumbbell that ns-3 runs sits in
 the same regime as the demo. The demo runs 80 s after 20 s of warm-up, as
 A1 does.
 """
@@ -43,7 +45,7 @@ def demo_scenario(qdisc: str) -> tuple[aqmlab.Scenario, dict]:
 
 def one(sc: aqmlab.Scenario, flows: int, qdisc: dict, seed: int) -> dict:
     res = aqmlab.run(sc.with_(**{"traffic[0].count": flows, "topology.qdisc": qdisc,
-                                 "trace": {"interval": "10ms", "queues": ["bottleneck"]}}), seed=seed)
+                                 "trace": {"interval": "1ms", "queues": ["bottleneck"]}}), seed=seed)
     s = res.summary
     q, ftp = s["queues"]["bottleneck"], s["traffic"]["ftp"]
     window = 80.0
@@ -60,6 +62,11 @@ def one(sc: aqmlab.Scenario, flows: int, qdisc: dict, seed: int) -> dict:
         counts = sorted(w[count_col])
         out["count_median"] = float(statistics.median(counts))
         out["count_p90"] = float(counts[int(0.9 * (len(counts) - 1))])
+        out["count_max"] = float(counts[-1])
+        # Entries into the dropping state: lastcount is set at each one.
+        lc = list(w[next(c for c in ser.columns if c.endswith(".lastcount"))])
+        out["entries"] = float(sum(1 for a, b in zip(lc, lc[1:]) if a != b))
+        out["_entry_counts"] = [int(b) for a, b in zip(lc, lc[1:]) if a != b]
     return out
 
 
@@ -108,10 +115,12 @@ def main() -> None:
         for label, sc, q in [("demo", demo, demo_q), ("A1", a1, AQMS[name])]:
             rs = [one(sc, args.flows, q, seed) for seed in range(1, args.seeds + 1)]
             cells = []
-            for key in rs[0]:
+            for key in (k for k in rs[0] if not k.startswith("_")):
                 m, hw = mean_ci([r[key] for r in rs])
                 cells.append(f"{key} {m:.3f}" + ("" if hw is None else f" ±{hw:.3f}"))
             print(f"{name:8s} {label:4s} " + "; ".join(cells))
+            if "_entry_counts" in rs[0]:
+                print(f"{'':13s} seed 1, count at each entry into the dropping state: {rs[0]['_entry_counts']}")
 
 
 if __name__ == "__main__":
