@@ -1,6 +1,6 @@
 """aqmlab against ns-3 on the dumbbell of study A1 (Brandauer et al.): speed and agreement.
 
-    .venv/bin/python bench/compare.py [--flows N ...] [--qdisc droptail|red ...] [--repeat K]
+    .venv/bin/python bench/compare.py [--flows N ...] [--qdisc droptail|red|codel|pie|fq_codel ...] [--repeat K] [--seed S ...]
 
 Runs aqmlab (`bench/ns3/dumbbell-a1.toml`, through the Python API, in this
 process) and ns-3 (`bench/ns3/dumbbell.py`, in a subprocess of the
@@ -13,9 +13,11 @@ Prints one table: per case, the wall time of the simulation proper (aqmlab's
 event loop; ns-3's Simulator::Run()), simulated seconds per wall second,
 events and events per second (each simulator's own events, which are not the
 same unit), then TCP goodput, UDP loss, bottleneck drops and mean queueing
-delay, each with the ratio aqmlab/ns-3. Wall times are the median of the K
-repetitions; every repetition runs the same seed, so the other figures are
-the same in each. The last line is `speed ratio aqmlab/ns-3: X`, X being
+delay (and for the AQMs drop rate and ECN marks), each with the ratio
+aqmlab/ns-3. Wall times are the median of the K repetitions; every
+repetition runs the same seeds, so the other figures are the same in each.
+With several seeds every figure but the wall times is the mean over the
+seeds with the half-width of its 95% confidence interval (Student's t). The last line is `speed ratio aqmlab/ns-3: X`, X being
 the smallest ratio of simulated seconds per wall second over the cases run.
 """
 
@@ -28,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import aqmlab
@@ -37,23 +40,49 @@ SCENARIO = HERE / "ns3" / "dumbbell-a1.toml"
 NS3_SCRIPT = HERE / "ns3" / "dumbbell.py"
 NS3_PIN = "ns3==3.44.post0"
 DROPTAIL = {"kind": "droptail", "limit": "300pkt"}
+# CoDel, PIE and FQ-CoDel as in `aqmlab demo` (their defaults with a
+# 300-packet limit), every default written out: ns-3 is set to match these
+# (AQM_ATTRS in bench/ns3/dumbbell.py; bench/ns3/README.md lists each).
+AQMS = {
+    "codel": {"kind": "codel", "limit": "300pkt", "target": "5ms", "interval": "100ms", "ecn": False},
+    "pie": {"kind": "pie", "limit": "300pkt", "qdelay_ref": "15ms", "t_update": "15ms", "alpha": 0.125,
+            "beta": 1.25, "max_burst": "150ms", "delay_estimator": "timestamp", "mean_pktsize": "1000B",
+            "derandomize": False, "cap_drop_adjustment": True, "ecn": False, "byte_mode": False,
+            "idle_decay_factor": 0.98},
+    # quantum: one data packet, 1502 B with aqmlab's 2-byte link header;
+    # ns-3's quantum is the device MTU, 1500 B, and its qdisc sees the 1500 B
+    # IP packet (the PPP header is added below it): one packet per round in both.
+    "fq_codel": {"kind": "fq_codel", "limit": "300pkt", "flows": 1024, "quantum": "1502B", "target": "5ms",
+                 "interval": "100ms", "ecn": True, "drop_batch": 64},
+}
+QDISCS = ["droptail", "red", *AQMS]
 
 
 def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--flows", type=int, nargs="+", default=[16, 64, 256], metavar="N")
-    ap.add_argument("--qdisc", nargs="+", choices=["droptail", "red"], default=["droptail", "red"])
+    ap.add_argument("--qdisc", nargs="+", choices=QDISCS, default=["droptail", "red"])
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="sets",
+                    help="aqmlab only: a scenario override over the case's (e.g. topology.qdisc.target=3.8ms,"
+                         " VALUE as TOML); repeatable")
+    ap.add_argument("--ns3-attr", action="append", default=[], metavar="NAME=VALUE",
+                    help="ns-3 only: an attribute of the bottleneck's codel, pie or fq_codel"
+                         " (dumbbell.py --attr); repeatable")
     ap.add_argument("--repeat", type=int, default=1, metavar="K",
                     help="repetitions; wall times are their median")
     ap.add_argument("--tcp", choices=["sack", "newreno"], default="sack",
                     help="TCP loss recovery in both simulators (default sack; see bench/ns3/README.md)")
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seed", type=int, nargs="+", default=[1], metavar="S",
+                    help="seeds; with more than one, every figure but the wall times is the mean over"
+                         " them with its 95%% confidence interval")
     ap.add_argument("--duration", type=float, default=100.0, help="simulated seconds")
     ap.add_argument("--warmup", type=float, default=20.0, help="seconds discarded before measuring")
     ap.add_argument("--json", type=Path, metavar="FILE", help="also write every run's figures to FILE")
     args = ap.parse_args()
     if args.repeat < 1 or min(args.flows) < 1 or not 0 <= args.warmup < args.duration:
         ap.error("need --repeat >= 1, --flows >= 1 and 0 <= --warmup < --duration")
+    if len(args.seed) > 10:
+        ap.error("at most 10 seeds")
     return args
 
 
@@ -73,23 +102,33 @@ def ns3_python() -> str:
     return py
 
 
-def run_aqmlab(flows: int, qdisc: str, args: argparse.Namespace) -> dict:
+def run_aqmlab(flows: int, qdisc: str, seed: int, args: argparse.Namespace) -> dict:
     sc = aqmlab.Scenario.load(SCENARIO)
     over = {"traffic[0].count": flows, "traffic[0].tcp.variant": args.tcp,
             "duration": f"{args.duration}s", "warmup": f"{args.warmup}s"}
     if qdisc == "droptail":
         over["topology.qdisc"] = DROPTAIL
-    s = aqmlab.run(sc.with_(**over), seed=args.seed).summary
+    elif qdisc in AQMS:
+        over["topology.qdisc"] = AQMS[qdisc]
+    for kv in args.sets:
+        key, _, value = kv.partition("=")
+        over[key] = tomllib.loads(f"v = {value}")["v"]
+    s = aqmlab.run(sc.with_(**over), seed=seed).summary
     q = s["queues"]["bottleneck"]
     return {"wall_s": s["wall_s"], "events": s["events"],
             "goodput_bps": s["traffic"]["ftp"]["goodput_bps"],
             "udp_loss": s["traffic"]["cbr"]["loss_rate"],
-            "drops": q["drops"], "qdelay_mean_s": q["qdelay_mean_s"]}
+            "drops": q["drops"], "marks": q.get("marks"), "loss_rate": q.get("loss_rate"),
+            "tcp_timeouts": s["traffic"]["ftp"]["timeouts"],
+            "tcp_fast_recoveries": s["traffic"]["ftp"]["fast_retransmits"],
+            "qdelay_mean_s": q["qdelay_mean_s"]}
 
 
-def run_ns3(py: str, flows: int, qdisc: str, args: argparse.Namespace) -> dict:
+def run_ns3(py: str, flows: int, qdisc: str, seed: int, args: argparse.Namespace) -> dict:
     cmd = [py, str(NS3_SCRIPT), "--flows", str(flows), "--qdisc", qdisc, "--tcp", args.tcp,
-           "--seed", str(args.seed), "--duration", str(args.duration), "--warmup", str(args.warmup)]
+           "--seed", str(seed), "--duration", str(args.duration), "--warmup", str(args.warmup)]
+    if qdisc not in ("droptail", "red"):
+        cmd += [f"--attr={a}" for a in args.ns3_attr]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"compare.py: ns-3 failed ({' '.join(cmd)}):\n{p.stderr.strip()}")
@@ -104,51 +143,82 @@ def ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b else None
 
 
+# Student's t quantile 0.975 for 1..9 degrees of freedom: 95% confidence
+# intervals over 2 to 10 seeds.
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262]
+
+
+def mean_ci(xs: list[float | None]) -> tuple[float | None, float | None]:
+    """The mean and the half-width of its 95% confidence interval (None for one value)."""
+    if any(x is None for x in xs):
+        return None, None
+    m = statistics.fmean(xs)
+    if len(xs) < 2:
+        return m, None
+    return m, T975[min(len(xs), 10) - 2] * statistics.stdev(xs) / len(xs) ** 0.5
+
+
 def main() -> None:
     args = parse_args()
     py = ns3_python()
+    seeds = args.seed
     cases = [(n, q) for n in args.flows for q in args.qdisc]
     runs: dict[tuple[int, str], dict[str, list[dict]]] = {c: {"aqmlab": [], "ns-3": []} for c in cases}
     for rep in range(args.repeat):
         for n, q in cases:
-            print(f"[{rep + 1}/{args.repeat}] {n} flows, {q}: aqmlab ...",
-                  end="", file=sys.stderr, flush=True)
-            runs[n, q]["aqmlab"].append(run_aqmlab(n, q, args))
-            print(" ns-3 ...", end="", file=sys.stderr, flush=True)
-            t0 = time.perf_counter()
-            runs[n, q]["ns-3"].append(run_ns3(py, n, q, args))
-            print(f" done ({time.perf_counter() - t0:.1f} s for ns-3 in all)", file=sys.stderr)
+            for seed in seeds:
+                print(f"[{rep + 1}/{args.repeat}] {n} flows, {q}, seed {seed}: aqmlab ...",
+                      end="", file=sys.stderr, flush=True)
+                runs[n, q]["aqmlab"].append(run_aqmlab(n, q, seed, args))
+                print(" ns-3 ...", end="", file=sys.stderr, flush=True)
+                t0 = time.perf_counter()
+                runs[n, q]["ns-3"].append(run_ns3(py, n, q, seed, args))
+                print(f" done ({time.perf_counter() - t0:.1f} s for ns-3 in all)", file=sys.stderr)
 
     sim_s = args.duration
     rows = []
     speed = []
+    figures = [("goodput", "TCP goodput Mb/s", ".4f", lambda r: r["goodput_bps"] / 1e6),
+               ("udp", "UDP loss %", ".3f", lambda r: None if r["udp_loss"] is None else 100 * r["udp_loss"]),
+               ("drops", "bottleneck drops", ",.0f", lambda r: r["drops"]),
+               ("droprate", "bottleneck drop rate %", ".3f",
+                lambda r: None if r.get("loss_rate") is None else 100 * r["loss_rate"]),
+               ("marks", "bottleneck ECN marks", ",.0f", lambda r: r.get("marks")),
+               ("qdelay", "mean queueing delay ms", ".2f",
+                lambda r: None if r["qdelay_mean_s"] is None else 1e3 * r["qdelay_mean_s"]),
+               # aqmlab: the senders' timeouts and fast retransmits; ns-3: entries of
+               # the sockets into CA_LOSS and CA_RECOVERY.
+               ("timeouts", "TCP timeouts", ",.0f", lambda r: r.get("tcp_timeouts")),
+               ("recoveries", "TCP fast recoveries", ",.0f", lambda r: r.get("tcp_fast_recoveries"))]
     for n, q in cases:
         side = {}
         for name, rs in runs[n, q].items():
             wall = statistics.median(r["wall_s"] for r in rs)
-            r = rs[0]
-            side[name] = {"wall": wall, "simrate": sim_s / wall, "events": r["events"],
-                          "evrate": r["events"] / wall, "goodput": r["goodput_bps"] / 1e6,
-                          "udp": None if r["udp_loss"] is None else 100 * r["udp_loss"],
-                          "drops": r["drops"],
-                          "qdelay": None if r["qdelay_mean_s"] is None else 1e3 * r["qdelay_mean_s"]}
+            first = rs[:len(seeds)]  # one run per seed: the other repetitions repeat them
+            side[name] = {"wall": (wall, None), "simrate": (sim_s / wall, None),
+                          "events": (first[0]["events"], None), "evrate": (first[0]["events"] / wall, None)}
+            for key, _, _, get in figures:
+                side[name][key] = mean_ci([get(r) for r in first])
         a, b = side["aqmlab"], side["ns-3"]
-        speed.append(a["simrate"] / b["simrate"])
+        speed.append(a["simrate"][0] / b["simrate"][0])
         for key, label, spec in [("wall", "wall s (simulation only)", ".3f"),
                                  ("simrate", "simulated s / wall s", ",.1f"),
-                                 ("events", "events", ",d"),
+                                 ("events", "events", ",.0f"),
                                  ("evrate", "events / wall s", ",.0f"),
-                                 ("goodput", "TCP goodput Mb/s", ".4f"),
-                                 ("udp", "UDP loss %", ".3f"),
-                                 ("drops", "bottleneck drops", ",d"),
-                                 ("qdelay", "mean queueing delay ms", ".2f")]:
-            rows.append((str(n), q, label, fmt(a[key], spec), fmt(b[key], spec),
-                         fmt(ratio(a[key], b[key]), ".3f")))
+                                 *((k, lab, sp) for k, lab, sp, _ in figures)]:
+            def cell(v: tuple[float | None, float | None]) -> str:
+                m, hw = v
+                return fmt(m, spec) + ("" if hw is None else " ±" + fmt(hw, spec))
+            rows.append((str(n), q, label, cell(a[key]), cell(b[key]), fmt(ratio(a[key][0], b[key][0]), ".3f")))
 
     ns3_version = runs[cases[0]]["ns-3"][0].get("ns3_version")
+    seed_text = f"seed {seeds[0]}" if len(seeds) == 1 else \
+        f"seeds {' '.join(map(str, seeds))} (mean ±95% CI half-width)"
     print(f"aqmlab {aqmlab.__version__} vs ns-3 {ns3_version}: "
-          f"A1 dumbbell, TCP {args.tcp}, seed {args.seed}, {args.duration:g} s simulated, "
-          f"{args.warmup:g} s warm-up; wall times: median of {args.repeat}")
+          f"A1 dumbbell, TCP {args.tcp}, {seed_text}, {args.duration:g} s simulated, "
+          f"{args.warmup:g} s warm-up; wall times: median of {args.repeat * len(seeds)}")
+    if args.sets or args.ns3_attr:
+        print(f"overrides: aqmlab {' '.join(args.sets) or '-'}; ns-3 {' '.join(args.ns3_attr) or '-'}")
     head = ("flows", "qdisc", "metric", "aqmlab", "ns-3", "aqmlab/ns-3")
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
 

@@ -51,10 +51,57 @@ UDP_PAYLOAD_BYTES = UDP_FRAME_BYTES - 8 - 20 - 2
 CBR_RATE_BPS = 250_000
 ACCESS_DELAYS_MS = [10, 20, 30, 40]
 BIG_QUEUE = "1000000p"
+QDISCS = ["droptail", "red", "codel", "pie", "fq_codel"]
+
+# The AQMs' attributes, matched to aqmlab's defaults for the same discipline
+# with a 300-packet limit (README.md, "CoDel, PIE and FQ-CoDel against ns-3",
+# lists each and why). Every one is written out, defaults included. MaxSize
+# is 299 packets for the reason given for drop-tail: the device queue below
+# holds the 300th.
+AQM_ATTRS = {
+    "codel": ("ns3::CoDelQueueDisc", {
+        "MaxSize": "299p",
+        "Target": "5ms",
+        "Interval": "100ms",
+        "MinBytes": "1500",  # one full-size IP packet: aqmlab's maxpacket, the link MTU
+        "UseEcn": "false",
+        "UseL4s": "false",
+    }),
+    "pie": ("ns3::PieQueueDisc", {
+        "MaxSize": "299p",
+        "QueueDelayReference": "15ms",
+        "Tupdate": "15ms",
+        "A": "0.125",
+        "B": "1.25",
+        "MaxBurstAllowance": "150ms",
+        "UseDequeueRateEstimator": "false",  # timestamps, as aqmlab's default
+        "UseCapDropAdjustment": "true",
+        "UseDerandomization": "false",
+        # ActiveThreshold is left at its default, Time::Max: PIE on from the
+        # start, as aqmlab (any other value leaves PIE off until the delay
+        # reaches it).
+        "UseEcn": "false",
+        "MarkEcnThreshold": "0.1",
+        "MeanPktSize": "1000",  # byte mode only in ns-3
+    }),
+    "fq_codel": ("ns3::FqCoDelQueueDisc", {
+        "MaxSize": "299p",
+        "Flows": "1024",
+        "Target": "5ms",
+        "Interval": "100ms",
+        "DropBatchSize": "64",
+        "Perturbation": "0",
+        "EnableSetAssociativeHash": "false",
+        "UseEcn": "true",  # as aqmlab's default; nothing is ECN-capable here, so nothing is marked
+        "UseL4s": "false",
+    }),
+}
 
 PROBE_CPP = r"""
+#include <algorithm>
 #include <cstring>
 #include <deque>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -66,14 +113,31 @@ using namespace ns3;
 struct Bottleneck
 {
     int64_t t0 = 0, t1 = 0;
-    uint64_t arrivals = 0, departures = 0, drops = 0;
+    uint64_t arrivals = 0, departures = 0, drops = 0, marks = 0;
     uint64_t dropsEarly = 0, dropsForced = 0, dropsOverflow = 0, dropsOther = 0;
+    uint64_t dropsAfterDequeue = 0;
     uint64_t udpArrivals = 0, udpDrops = 0;
     uint64_t txBytes = 0, mismatches = 0;
     double qdelaySumS = 0.0;
-    // (uid, enqueue time in ns) of the packets in the qdisc and the device
-    // queue, in FIFO order: both disciplines serve in arrival order.
-    std::deque<std::pair<uint64_t, int64_t>> queued;
+    // Enqueue times (ns) of the packets in the qdisc or the device queue, by
+    // packet uid. A map, not one FIFO: CoDel drops from the head and FQ-CoDel
+    // serves its flows in turn, so packets leave in no fixed order. A FIFO
+    // per uid, since two queued packets can share a uid (presumably a TCP
+    // segment and its retransmission, cut from the same send-buffer
+    // packet); the older leaves first, as both are in the same flow's queue.
+    std::unordered_map<uint64_t, std::deque<int64_t>> queued;
+
+    bool Pop(uint64_t uid, int64_t* t)
+    {
+        auto it = queued.find(uid);
+        if (it == queued.end())
+            return false;
+        *t = it->second.front();
+        it->second.pop_front();
+        if (it->second.empty())
+            queued.erase(it);
+        return true;
+    }
 
     bool In(int64_t t) const { return t >= t0 && t <= t1; }
 
@@ -86,7 +150,7 @@ struct Bottleneck
     void OnEnqueue(Ptr<const QueueDiscItem> item)
     {
         int64_t now = Simulator::Now().GetNanoSeconds();
-        queued.emplace_back(item->GetPacket()->GetUid(), now);
+        queued[item->GetPacket()->GetUid()].push_back(now);
         if (In(now))
         {
             arrivals++;
@@ -95,39 +159,63 @@ struct Bottleneck
         }
     }
 
+    void CountDrop(Ptr<const QueueDiscItem> item, const char* reason)
+    {
+        drops++;
+        if (std::strcmp(reason, "Unforced drop") == 0 || std::strcmp(reason, "Target exceeded drop") == 0)
+            dropsEarly++;
+        else if (std::strcmp(reason, "Forced drop") == 0)
+            dropsForced++;
+        else if (std::strcmp(reason, "Queue disc limit exceeded") == 0 ||
+                 std::strcmp(reason, "Dropped by internal queue") == 0 ||
+                 std::strcmp(reason, "Overlimit drop") == 0)
+            dropsOverflow++;
+        else
+            dropsOther++;
+        if (IsUdp(item))
+            udpDrops++;
+    }
+
+    // A drop on arrival: the packet never entered the queue.
     void OnDrop(Ptr<const QueueDiscItem> item, const char* reason)
     {
         int64_t now = Simulator::Now().GetNanoSeconds();
         if (!In(now))
             return;
         arrivals++;
-        drops++;
-        if (std::strcmp(reason, "Unforced drop") == 0)
-            dropsEarly++;
-        else if (std::strcmp(reason, "Forced drop") == 0)
-            dropsForced++;
-        else if (std::strcmp(reason, "Queue disc limit exceeded") == 0 ||
-                 std::strcmp(reason, "Dropped by internal queue") == 0)
-            dropsOverflow++;
-        else
-            dropsOther++;
         if (IsUdp(item))
-        {
             udpArrivals++;
-            udpDrops++;
-        }
+        CountDrop(item, reason);
+    }
+
+    // A drop of a queued packet (CoDel's head drops, FQ-CoDel's overflow
+    // from the fattest flow): its arrival was counted at its enqueue.
+    void OnDropAfterDequeue(Ptr<const QueueDiscItem> item, const char* reason)
+    {
+        int64_t now = Simulator::Now().GetNanoSeconds();
+        int64_t t;
+        Pop(item->GetPacket()->GetUid(), &t);
+        if (!In(now))
+            return;
+        dropsAfterDequeue++;
+        CountDrop(item, reason);
+    }
+
+    void OnMark(Ptr<const QueueDiscItem> item, const char* reason)
+    {
+        if (In(Simulator::Now().GetNanoSeconds()))
+            marks++;
     }
 
     void OnTxBegin(Ptr<const Packet> p)
     {
         int64_t now = Simulator::Now().GetNanoSeconds();
-        if (queued.empty() || queued.front().first != p->GetUid())
+        int64_t t;
+        if (!Pop(p->GetUid(), &t))
         {
             mismatches++;
             return;
         }
-        int64_t t = queued.front().second;
-        queued.pop_front();
         if (In(now))
         {
             departures++;
@@ -140,7 +228,107 @@ struct Bottleneck
     {
         q->TraceConnectWithoutContext("Enqueue", MakeCallback(&Bottleneck::OnEnqueue, this));
         q->TraceConnectWithoutContext("DropBeforeEnqueue", MakeCallback(&Bottleneck::OnDrop, this));
+        q->TraceConnectWithoutContext("DropAfterDequeue", MakeCallback(&Bottleneck::OnDropAfterDequeue, this));
+        q->TraceConnectWithoutContext("Mark", MakeCallback(&Bottleneck::OnMark, this));
         dev->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&Bottleneck::OnTxBegin, this));
+    }
+};
+
+// TCP loss recovery over the window, from every socket's congestion state:
+// entries into CA_LOSS (a retransmission timeout) and CA_RECOVERY (a fast
+// retransmit), to set beside aqmlab's `timeouts` and `fast_retransmits`.
+struct TcpEvents
+{
+    int64_t t0 = 0, t1 = 0;
+    uint64_t timeouts = 0, recoveries = 0;
+
+    void OnCongState(TcpSocketState::TcpCongState_t from, TcpSocketState::TcpCongState_t to)
+    {
+        int64_t now = Simulator::Now().GetNanoSeconds();
+        if (now < t0 || now > t1 || from == to)
+            return;
+        if (to == TcpSocketState::CA_LOSS)
+            timeouts++;
+        else if (to == TcpSocketState::CA_RECOVERY)
+            recoveries++;
+    }
+
+    // Connects to every TCP socket at time t (the sockets exist once their
+    // applications have started).
+    void ConnectAt(Time t)
+    {
+        Simulator::Schedule(t, [this]() {
+            Config::ConnectWithoutContext("/NodeList/*/$ns3::TcpL4Protocol/SocketList/*/CongState",
+                                          MakeCallback(&TcpEvents::OnCongState, this));
+        });
+    }
+};
+
+// CoDel's dropping state over the window: time spent in it, entries, and
+// the largest count reached.
+struct CodelState
+{
+    int64_t t0 = 0, t1 = 0, since = -1;
+    uint64_t entries = 0, maxCount = 0;
+    double droppingS = 0.0;
+
+    void OnDropState(bool from, bool to)
+    {
+        int64_t now = Simulator::Now().GetNanoSeconds();
+        if (to && !from)
+        {
+            since = now;
+            if (now >= t0 && now <= t1)
+                entries++;
+        }
+        else if (from && !to && since >= 0)
+        {
+            Close(now);
+            since = -1;
+        }
+    }
+
+    void Close(int64_t now)
+    {
+        int64_t a = std::max(since, t0), b = std::min(now, t1);
+        if (b > a)
+            droppingS += (b - a) * 1e-9;
+    }
+
+    void OnCount(uint32_t from, uint32_t to)
+    {
+        int64_t now = Simulator::Now().GetNanoSeconds();
+        if (now >= t0 && now <= t1 && to > maxCount)
+            maxCount = to;
+    }
+
+    // count at each entry into the dropping state (lastcount), and count
+    // just before it: the re-entry rule's inputs.
+    std::vector<uint32_t> entryCounts, countsBefore;
+    uint32_t lastSeenCount = 0;
+
+    void OnLastCount(uint32_t from, uint32_t to)
+    {
+        int64_t now = Simulator::Now().GetNanoSeconds();
+        if (now >= t0 && now <= t1)
+        {
+            entryCounts.push_back(to);
+            countsBefore.push_back(lastSeenCount);
+        }
+    }
+
+    void OnCountSeen(uint32_t from, uint32_t to) { lastSeenCount = from; }
+
+    void Connect(Ptr<QueueDisc> q)
+    {
+        q->TraceConnectWithoutContext("Count", MakeCallback(&CodelState::OnCountSeen, this));
+        q->TraceConnectWithoutContext("LastCount", MakeCallback(&CodelState::OnLastCount, this));
+        q->TraceConnectWithoutContext("DropState", MakeCallback(&CodelState::OnDropState, this));
+        q->TraceConnectWithoutContext("Count", MakeCallback(&CodelState::OnCount, this));
+        Simulator::Schedule(NanoSeconds(t1), [this]() {
+            if (since >= 0)
+                Close(Simulator::Now().GetNanoSeconds());
+        });
     }
 };
 
@@ -176,7 +364,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--tcp", choices=["sack", "newreno"], default="sack",
                     help="sack: NewReno congestion control with SACK loss recovery (RFC 6675), as"
                          " aqmlab's variant sack; newreno: SACK off (RFC 6582), as aqmlab's newreno")
-    ap.add_argument("--qdisc", choices=["droptail", "red"], default="red")
+    ap.add_argument("--qdisc", choices=QDISCS, default="red")
+    ap.add_argument("--attr", action="append", default=[], metavar="NAME=VALUE",
+                    help="set an attribute of the bottleneck's codel, pie or fq_codel to VALUE (ns-3's"
+                         " string form, e.g. Target=3.8ms), over the matched settings; a full name such as"
+                         " ns3::CoDelQueueDisc::MinBytes sets that type's default; repeatable")
     ap.add_argument("--seed", type=int, default=1, help="ns-3 run number and start-time seed")
     ap.add_argument("--duration", type=float, default=100.0, help="simulated seconds")
     ap.add_argument("--warmup", type=float, default=20.0, help="seconds discarded before measuring")
@@ -257,7 +449,7 @@ def main(argv: list[str] | None = None) -> None:
     bn = ns.TrafficControlHelper()
     if args.qdisc == "droptail":
         bn.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", ns.StringValue("299p"))
-    else:
+    elif args.qdisc == "red":
         bn.SetRootQueueDisc(
             "ns3::RedQueueDisc",
             "MaxSize", ns.StringValue("299p"),
@@ -273,6 +465,19 @@ def main(argv: list[str] | None = None) -> None:
             "LinkDelay", ns.StringValue("50ms"),
             "UseEcn", ns.BooleanValue(False),
         )
+    else:
+        kind, attrs = AQM_ATTRS[args.qdisc]
+        attrs = dict(attrs)
+        for a in args.attr:
+            name, _, value = a.partition("=")
+            if not name or "=" not in a:
+                sys.exit(f"dumbbell.py: --attr wants NAME=VALUE (got {a!r})")
+            attrs[name] = value
+        for name, value in attrs.items():
+            # A full name (ns3::CoDelQueueDisc::MinBytes) reaches another
+            # type, e.g. FQ-CoDel's per-flow CoDel.
+            ns.Config.SetDefault(name if "::" in name else f"{kind}::{name}", ns.StringValue(value))
+        bn.SetRootQueueDisc(kind)
     qdiscs = bn.Install(bottleneck.Get(0))
     big.Install(bottleneck.Get(1))
     for devs in access + egress:
@@ -322,6 +527,16 @@ def main(argv: list[str] | None = None) -> None:
     bneck.t1 = round(args.duration * 1e9)
     bneck.Connect(qdiscs.Get(0), bottleneck.Get(0))
     goodput.Schedule(ns.Seconds(args.warmup), ns.Seconds(args.duration))
+    tcp_events = probe.TcpEvents()
+    tcp_events.t0, tcp_events.t1 = bneck.t0, bneck.t1
+    # Every socket exists once the last flow has started (by 10 s); the
+    # counts cover the window, so a warm-up under 10.5 s misses some.
+    tcp_events.ConnectAt(ns.Seconds(10.5))
+    codel = None
+    if args.qdisc == "codel":
+        codel = probe.CodelState()
+        codel.t0, codel.t1 = bneck.t0, bneck.t1
+        codel.Connect(qdiscs.Get(0))
     ns.Simulator.Stop(ns.Seconds(args.duration))
     setup_s = time.perf_counter() - t_setup
 
@@ -362,6 +577,10 @@ def main(argv: list[str] | None = None) -> None:
         "drops_forced": int(bneck.dropsForced),
         "drops_overflow": int(bneck.dropsOverflow),
         "drops_other": int(bneck.dropsOther),
+        "drops_after_dequeue": int(bneck.dropsAfterDequeue),
+        "marks": int(bneck.marks),
+        "qdisc_attrs": AQM_ATTRS[args.qdisc][1] | dict(a.partition("=")[::2] for a in args.attr)
+        if args.qdisc in AQM_ATTRS else None,
         "loss_rate": bneck.drops / bneck.arrivals if bneck.arrivals else None,
         "udp_arrivals": int(bneck.udpArrivals),
         "udp_drops": int(bneck.udpDrops),
@@ -369,6 +588,14 @@ def main(argv: list[str] | None = None) -> None:
         "qdelay_mean_s": bneck.qdelaySumS / bneck.departures if bneck.departures else None,
         "utilization": bneck.txBytes * 8 / 10e6 / window,
         "other_drops": other_drops,
+        "tcp_timeouts": int(tcp_events.timeouts),
+        "tcp_fast_recoveries": int(tcp_events.recoveries),
+        "codel_dropping_fraction": codel.droppingS / window if codel else None,
+        "codel_dropping_entries": int(codel.entries) if codel else None,
+        "codel_max_count": int(codel.maxCount) if codel else None,
+        # Traced changes only: an entry whose count equals the last one's is not seen.
+        "codel_entry_counts": [int(x) for x in codel.entryCounts] if codel else None,
+        "codel_counts_before_entry": [int(x) for x in codel.countsBefore] if codel else None,
         "trace_mismatches": int(bneck.mismatches),
     }
     ns.Simulator.Destroy()
