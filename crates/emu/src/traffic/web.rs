@@ -102,6 +102,25 @@ pub(super) struct WebConn {
     opener: bool,
 }
 
+impl WebConn {
+    /// A socket with nothing to write and nothing read yet.
+    fn new(f: usize, role: Role, fd: OwnedFd, host: usize) -> WebConn {
+        WebConn {
+            f,
+            role,
+            fd,
+            host,
+            object: 0,
+            write_left: 0,
+            shut_after: false,
+            head: [0; REQUEST_HEAD],
+            done_bytes: 0,
+            responded: false,
+            opener: false,
+        }
+    }
+}
+
 /// A web session's objects in flight and open connections.
 #[derive(Default)]
 pub(super) struct WebState {
@@ -157,22 +176,7 @@ impl Traffic {
             bind(l.as_raw_fd(), lab::host_ip(host), FLOW_PORT_BASE + f as u16)?;
             // SAFETY: listen(2) on our socket.
             check(unsafe { libc::listen(l.as_raw_fd(), 128) } as _, "listen")?;
-            self.web_add(
-                WebConn {
-                    f,
-                    role: Role::Listen { requests },
-                    fd: l,
-                    host,
-                    object: 0,
-                    write_left: 0,
-                    shut_after: false,
-                    head: [0; REQUEST_HEAD],
-                    done_bytes: 0,
-                    responded: false,
-                    opener: false,
-                },
-                libc::EPOLLIN as u32,
-            )?;
+            self.web_add(WebConn::new(f, Role::Listen { requests }, l, host), libc::EPOLLIN as u32)?;
         }
         Ok(())
     }
@@ -258,17 +262,11 @@ impl Traffic {
                     // the connection is up, and the end read when it comes.
                     self.web_add(
                         WebConn {
-                            f,
-                            role: Role::ClientRequest,
-                            fd,
-                            host: c,
                             object,
                             write_left,
-                            shut_after: false,
                             head,
-                            done_bytes: 0,
-                            responded: false,
                             opener: true,
+                            ..WebConn::new(f, Role::ClientRequest, fd, c)
                         },
                         (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLET) as u32,
                     )?;
@@ -398,17 +396,12 @@ impl Traffic {
         let fd = self.web_connect(f, server, client)?;
         let slot = self.web_add(
             WebConn {
-                f,
-                role: Role::ServerResponse,
-                fd,
-                host: server,
                 object,
                 write_left: resp,
                 shut_after: true,
-                head: [0; REQUEST_HEAD],
-                done_bytes: 0,
                 responded: true,
                 opener: true,
+                ..WebConn::new(f, Role::ServerResponse, fd, server)
             },
             (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLET) as u32,
         )?;
@@ -430,20 +423,9 @@ impl Traffic {
                 // Its responses use the group's congestion control.
                 set_congestion_control(fd.as_raw_fd(), &self.web(f).cc)?;
             }
+            let role = if requests { Role::ServerRequest } else { Role::ClientResponse };
             let new = self.web_add(
-                WebConn {
-                    f,
-                    role: if requests { Role::ServerRequest } else { Role::ClientResponse },
-                    fd,
-                    host,
-                    object: 0,
-                    write_left: 0,
-                    shut_after: false,
-                    head: [0; REQUEST_HEAD],
-                    done_bytes: 0,
-                    responded: false,
-                    opener: false,
-                },
+                WebConn::new(f, role, fd, host),
                 (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLET) as u32,
             )?;
             // Data may have come with the connection.
