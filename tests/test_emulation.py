@@ -23,7 +23,8 @@ from aqmlab.exceptions import ConfigError
 from conftest import EXAMPLES, ROOT, run_cli
 
 WHY = emulation.unavailable()
-pytestmark = pytest.mark.skipif(WHY is not None, reason=f"emulation impossible here: {WHY}")
+pytestmark = [pytest.mark.emulation,
+              pytest.mark.skipif(WHY is not None, reason=f"emulation impossible here: {WHY}")]
 
 
 def ours(pid: int) -> list[str]:

@@ -22,6 +22,7 @@ from aqmlab.exceptions import ConfigError
 from conftest import run_cli
 
 WHY = emulation.unavailable()
+pytestmark = pytest.mark.emulation
 needs_emulation = pytest.mark.skipif(WHY is not None, reason=f"emulation impossible here: {WHY}")
 
 RATE = 10e6

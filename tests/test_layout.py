@@ -6,6 +6,10 @@ read (and tested, and reused, as the network is without the event engine)
 knowing only what is under it. No source file of the simulator or of the
 emulator (`crates/emu/src`) is longer than ``MAX_LINES`` lines before its
 tests.
+
+The tests themselves keep one rule of layout: every test module that runs
+an emulation carries the ``emulation`` marker, since `./dev test` runs the
+rest on two workers and these alone afterwards.
 """
 
 from __future__ import annotations
@@ -66,6 +70,16 @@ def test_no_source_file_is_too_long_before_its_tests(src):
         if n > MAX_LINES:
             long.append(f"{path.relative_to(ROOT)}: {n} lines")
     assert not long, "\n".join(long)
+
+
+EMULATES = re.compile(r"\bemulate\(|\"emulate\"")
+
+
+def test_every_test_module_that_emulates_is_marked():
+    unmarked = [p.name for p in sorted((ROOT / "tests").glob("test_*.py"))
+                if EMULATES.search(text := p.read_text(encoding="utf-8")) and "pytest.mark.emulation" not in text]
+    assert not unmarked, f"these emulate but lack pytestmark = pytest.mark.emulation: {unmarked}"
+    assert EMULATES.search('aqmlab.emulate(path)') and EMULATES.search('run_cli("x", "--mode", "emulate")')
 
 
 def test_the_checks_see_a_use_and_ignore_comments():

@@ -10,6 +10,7 @@ from aqmlab import emulation
 from conftest import run_cli
 
 WHY = emulation.unavailable()
+pytestmark = pytest.mark.emulation
 
 
 @pytest.mark.skipif(WHY is not None, reason=f"emulation impossible here: {WHY}")

@@ -28,6 +28,7 @@ from aqmlab.sweep import table
 from conftest import ROOT
 
 WHY = emulation.unavailable()
+pytestmark = pytest.mark.emulation
 needs_emulation = pytest.mark.skipif(WHY is not None, reason=f"emulation impossible here: {WHY}")
 
 GOODPUT = "traffic.cbr.goodput_bps"
