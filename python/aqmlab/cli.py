@@ -85,13 +85,7 @@ _SET_HELP = "Override a key: --set topology.qdisc.limit=100pkt (repeatable)."
 def validate(scenario: str, assignments: tuple[str, ...]) -> None:
     """Check a scenario file and report every problem in it."""
     sc = _load(scenario, assignments).validate()
-    refused = sc.simulator_refusals()
-    if refused:
-        click.echo(f"{scenario}: valid scenario {sc.name!r} for `aqmlab emulate` only; `aqmlab run` refuses it:")
-        for path, message in refused:
-            click.echo(f"  {path}: {message}")
-    else:
-        click.echo(f"{scenario}: valid scenario {sc.name!r}")
+    click.echo(f"{scenario}: valid scenario {sc.name!r}")
 
 
 @cli.command("schema")

@@ -162,11 +162,6 @@ class Scenario:
         """Every problem of the scenario as (key path, message); empty if valid."""
         return [tuple(p) for p in _engine.validate(self.to_json())]
 
-    def simulator_refusals(self) -> list[tuple[str, str]]:
-        """What of a valid scenario only ``aqmlab emulate`` runs (tcp.variant
-        "cubic" or "bbr"), as (key path, message); the simulator refuses it."""
-        return [tuple(p) for p in _engine.simulator_refusals(self.to_json())]
-
     def validate(self) -> "Scenario":
         """Raises :class:`ConfigError` listing every problem; returns self if valid."""
         problems = self.problems()

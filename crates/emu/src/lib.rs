@@ -10,9 +10,9 @@
 //! it reaches it. The hosts' traffic ([`traffic`]) is real sockets: the TCP
 //! kinds `ftp`, `file`, `onoff`, `web` and `http11` on the simulator's own
 //! application machines, with the kernel's congestion control
-//! (`tcp.variant` "reno", "newreno" and "sack" as Linux's reno, "cubic" and
-//! "bbr" as themselves, refused with what the kernel offers if it lacks
-//! them), and UDP on the simulator's own schedules. The result has the
+//! (`tcp.variant` "reno", "newreno" and "sack" as Linux's reno, the
+//! Linux-style family's as the kernel's modules of the same name, refused
+//! with what the kernel offers if it lacks them), and UDP on the simulator's own schedules. The result has the
 //! simulator's summary keys for queues and
 //! flows, plus `engine = "emulation"`, the timing accuracy of the router
 //! and what the kernel dropped or refused outside the scenario's queues.
@@ -131,6 +131,9 @@ fn kernel_cc(v: Variant) -> (&'static str, bool) {
         Variant::Sack => ("reno", true),
         Variant::Cubic => ("cubic", true),
         Variant::Bbr => ("bbr", true),
+        Variant::Dctcp => ("dctcp", true),
+        Variant::Prague => ("prague", true),
+        Variant::LinuxReno => ("reno", true),
     }
 }
 
@@ -182,7 +185,7 @@ fn host_tcp_for(
     errs: &mut Vec<ConfigError>,
 ) -> &'static str {
     let (cc, sack) = kernel_cc(tcp.variant);
-    if at.first && !tcp.variant.simulated() {
+    if at.first && tcp.variant.is_linux() {
         let available = available.get_or_insert_with(|| std::fs::read_to_string(AVAILABLE_CC).unwrap_or_default());
         if let Some(e) = cc_unavailable(at.gi, tcp.variant.name(), cc, available) {
             errs.push(e);

@@ -58,8 +58,22 @@ const NS2_UNLIMITED: u64 = 1_000_000_000;
 /// The ns-2.35 script for `sc` run with `seed` (the script also takes a seed
 /// as its first argument), or every setting ns-2.35 cannot express.
 pub fn export(sc: &Scenario, seed: u64) -> Result<String, Vec<ConfigError>> {
-    // CUBIC and BBR are the emulator's (Linux's), not ns-2's one-way agents.
-    let refused = sc.simulator_refusals();
+    // The Linux-style family is aqmlab's, not one of ns-2's one-way agents.
+    let refused: Vec<ConfigError> = sc
+        .groups
+        .iter()
+        .enumerate()
+        .filter_map(|(i, g)| {
+            let v = g.source.tcp()?.variant;
+            v.is_linux().then(|| ConfigError {
+                path: format!("traffic[{i}].tcp.variant"),
+                message: format!(
+                    "ns-2.35 has no {:?} of aqmlab's Linux-style family; export \"reno\", \"newreno\" or \"sack\"",
+                    v.name()
+                ),
+            })
+        })
+        .collect();
     if !refused.is_empty() {
         return Err(refused);
     }
@@ -980,6 +994,8 @@ impl Writer {
                 &format!("{path}.rto"),
                 "a fixed retransmission timeout has no ns-2.35 counterpart; use \"ns2\"",
             ),
+            // The Linux-style family is refused before this, by variant.
+            RtoConfig::Linux { .. } => {}
         }
         if tcp.ecn && !tcp.ecn_negotiate {
             self.refuse(
@@ -1050,7 +1066,7 @@ fn tcp_agent_classes(tcp: &TcpConfig) -> (&'static str, &'static str) {
         Variant::Reno => "Agent/TCP/Reno",
         Variant::NewReno => "Agent/TCP/Newreno",
         Variant::Sack => "Agent/TCP/Sack1",
-        Variant::Cubic | Variant::Bbr => unreachable!("refused by export (Scenario::simulator_refusals)"),
+        _ => unreachable!("refused by export: the Linux-style family"),
     };
     let sink = match (tcp.variant, tcp.delayed_ack) {
         (Variant::Sack, false) => "Agent/TCPSink/Sack1",

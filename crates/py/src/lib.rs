@@ -18,17 +18,6 @@ fn validate(scenario_json: &str) -> Vec<(String, String)> {
     }
 }
 
-/// What a valid scenario asks for that only emulation runs (tcp.variant
-/// "cubic" or "bbr"), as (key path, message) pairs; empty if the simulator
-/// runs it or the scenario is invalid (`validate` says why).
-#[pyfunction]
-fn simulator_refusals(scenario_json: &str) -> Vec<(String, String)> {
-    match aqmlab_sim::Scenario::from_json(scenario_json) {
-        Ok(sc) => sc.simulator_refusals().into_iter().map(|e| (e.path, e.message)).collect(),
-        Err(_) => Vec::new(),
-    }
-}
-
 /// Runs a scenario (JSON) with `seed` (the scenario's own if None) and
 /// returns the result as JSON. The GIL is released while the engine runs,
 /// so runs on several Python threads proceed in parallel.
@@ -123,7 +112,6 @@ fn scenario_keys_markdown() -> String {
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ENGINE_VERSION", aqmlab_sim::ENGINE_VERSION)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
-    m.add_function(wrap_pyfunction!(simulator_refusals, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(export_ns2, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;

@@ -101,7 +101,9 @@ pub struct Packet {
     /// numbered as they open), so that late packets of a closed one are
     /// recognised.
     pub conn_gen: u32,
-    /// TCP: the packet's sequence number (packets, not bytes).
+    /// TCP data: the packet's sequence number (packets, not bytes). TCP
+    /// ACKs: the receiver's count of CE-marked data packets (AccECN's
+    /// counter), which the Linux-style family's DCTCP and Prague read.
     pub seq: u32,
     /// TCP ACKs: the highest packet received in order (`u32::MAX` before any).
     pub ack: u32,

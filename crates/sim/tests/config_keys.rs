@@ -236,6 +236,16 @@ fn full_tcp() -> Value {
     })
 }
 
+/// Every key of a Linux-style variant's `tcp` table, with valid values.
+fn full_linux_tcp() -> Value {
+    json!({
+        "variant": "linux-reno", "initial_window": 10, "rwnd": "100pkt", "initial_ssthresh": "64pkt",
+        "dupack_threshold": 3, "min_rto": "200ms", "max_rto": "120s", "initial_rto": "1s", "ecn": true,
+        "syn": true, "delayed_ack": true, "delack_interval": "40ms", "header": "40B", "pacing": true,
+        "rack": true, "tlp": true, "prr": true,
+    })
+}
+
 /// RED's own keys with valid values (`red` and `feng-ared` require the
 /// first four).
 fn red_keys() -> Value {
@@ -470,12 +480,23 @@ fn traffic_cases() -> Vec<Case> {
         c.either = &["rate", "gap"];
         cases.push(c);
     }
-    let mut tcp = traffic_case("tcp table", group("f", "ftp", json!({ "tcp": full_tcp() })));
-    tcp.decl = Decl::Table(&TCP);
-    tcp.pointer = "/traffic/0/tcp";
-    tcp.path = "traffic[0].tcp";
-    tcp.also_allowed = &[];
-    cases.push(tcp);
+    // Each TCP family reads only its own keys: the other's are allowed in
+    // the table (the reader names them) but not with this variant.
+    for (label, table, other) in [
+        ("tcp table (ns-2)", full_tcp(), &["pacing", "rack", "tlp", "prr"][..]),
+        (
+            "tcp table (Linux-style)",
+            full_linux_tcp(),
+            &["rto", "tick", "limited_transmit", "slow_start_restart", "ecn_negotiate", "ecn_at_cwnd1", "max_burst"][..],
+        ),
+    ] {
+        let mut tcp = traffic_case(label, group("f", "ftp", json!({ "tcp": table })));
+        tcp.decl = Decl::Table(&TCP);
+        tcp.pointer = "/traffic/0/tcp";
+        tcp.path = "traffic[0].tcp";
+        tcp.also_allowed = other;
+        cases.push(tcp);
+    }
     cases
 }
 
@@ -811,8 +832,9 @@ fn test_declared_defaults_are_the_readers() {
             let Ok(default) = serde_json::from_str::<Value>(k.default) else {
                 continue;
             };
-            // Without `transport` an onoff group is UDP, another set of keys.
-            if k.name == "transport" {
+            // Without `transport` an onoff group is UDP, another set of keys;
+            // a key the table cannot set with the others has no default here.
+            if k.name == "transport" || c.also_allowed.contains(&k.name) {
                 continue;
             }
             let without = read(&c.with(|t| {

@@ -536,36 +536,36 @@ fn test_closed_file_connection_sends_nothing_more() {
 }
 
 #[test]
-fn test_cubic_and_bbr_are_valid_but_the_simulator_refuses_them_by_key() {
+fn test_each_family_refuses_the_other_familys_keys_by_name() {
     let sc = dumbbell(
         "1ms",
         "10ms",
         json!({ "kind": "droptail", "limit": "50pkt" }),
         vec![
-            json!({ "name": "reno", "kind": "ftp", "tcp": { "variant": "reno" } }),
-            json!({ "name": "cubic", "kind": "file", "size": "10KB", "gap": "1s", "tcp": { "variant": "cubic" } }),
-            json!({ "name": "bbr", "kind": "ftp", "tcp": { "variant": "bbr" } }),
+            json!({ "name": "sack", "kind": "ftp", "tcp": { "variant": "sack", "pacing": true } }),
+            json!({ "name": "lr", "kind": "ftp", "tcp": { "variant": "linux-reno", "limited_transmit": false, "rto": "ns2" } }),
         ],
         "2s",
         "0s",
     )
     .to_string();
-    // A valid scenario: the emulator runs it.
-    let parsed = aqmlab_sim::Scenario::from_json(&sc).expect("valid");
-    let errs = aqmlab_sim::run_json(&sc, None).expect_err("refused");
-    let paths: Vec<&str> = errs.iter().map(|e| e.path.as_str()).collect();
-    assert_eq!(paths, ["traffic[1].tcp.variant", "traffic[2].tcp.variant"]);
-    assert!(
-        errs[0]
-            .message
-            .starts_with("\"cubic\" runs only under `aqmlab emulate`"),
-        "{}",
-        errs[0].message
+    let errs = aqmlab_sim::Scenario::from_json(&sc).expect_err("invalid");
+    let got: Vec<(&str, &str)> = errs.iter().map(|e| (e.path.as_str(), e.message.as_str())).collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "traffic[0].tcp.pacing",
+                "applies only to the Linux-style variants (cubic, bbr, dctcp, prague, linux-reno); this group's variant is \"sack\""
+            ),
+            (
+                "traffic[1].tcp.rto",
+                "applies only to ns-2's variants (reno, newreno, sack); this group's variant is \"linux-reno\""
+            ),
+            (
+                "traffic[1].tcp.limited_transmit",
+                "applies only to ns-2's variants (reno, newreno, sack); this group's variant is \"linux-reno\""
+            ),
+        ]
     );
-    assert!(
-        errs[1].message.contains("\"reno\", \"newreno\" and \"sack\""),
-        "{}",
-        errs[1].message
-    );
-    assert_eq!(parsed.simulator_refusals().len(), 2);
 }

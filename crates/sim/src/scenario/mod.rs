@@ -84,27 +84,6 @@ impl Scenario {
         }
     }
 
-    /// What a valid scenario asks for that only the emulator runs: a TCP
-    /// group whose `tcp.variant` is Linux's "cubic" or "bbr". Empty when
-    /// the simulator can run it; [`crate::run_json`] refuses otherwise.
-    pub fn simulator_refusals(&self) -> Vec<ConfigError> {
-        let mut errs = Vec::new();
-        for (i, g) in self.groups.iter().enumerate() {
-            if let Some(tcp) = g.source.tcp() {
-                if !tcp.variant.simulated() {
-                    errs.push(ConfigError {
-                        path: format!("traffic[{i}].tcp.variant"),
-                        message: format!(
-                            "{:?} runs only under `aqmlab emulate` for now (the kernel's implementation); the simulator has \"reno\", \"newreno\" and \"sack\"",
-                            tcp.variant.name()
-                        ),
-                    });
-                }
-            }
-        }
-        errs
-    }
-
     /// Length of the measurement window [warmup, duration].
     pub fn window(&self) -> Duration {
         Duration(self.duration.0 - self.warmup.0)

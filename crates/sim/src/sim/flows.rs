@@ -293,7 +293,11 @@ impl<'s> Sim<'s> {
             let mut pkt = self.packet(f, kind, size, m.src, m.dst);
             pkt.conn_gen = self.tcp_mut(f).gen;
             pkt.seq = seg.seq;
-            pkt.ecn = if seg.ect { Ecn::Ect0 } else { Ecn::NotEct };
+            pkt.ecn = match (seg.ect, seg.ect1) {
+                (false, _) => Ecn::NotEct,
+                (true, false) => Ecn::Ect0,
+                (true, true) => Ecn::Ect1,
+            };
             pkt.tcp_flags = if seg.cwr { tcp_flags::CWR } else { 0 };
             #[cfg(test)]
             self.tcp_log.push((self.now, f, seg.seq));
@@ -318,6 +322,8 @@ impl<'s> Sim<'s> {
             let mut pkt = self.packet(f, PacketKind::TcpAck, size, m.dst, m.src);
             pkt.conn_gen = self.tcp_mut(f).gen;
             pkt.ack = a.ack.unwrap_or(u32::MAX);
+            // An ACK's sequence number field carries the CE count.
+            pkt.seq = a.ce_count;
             pkt.tcp_flags = if a.ece { tcp_flags::ECE } else { 0 };
             pkt.n_sack = a.n_sack;
             pkt.sack = a.sack;
@@ -458,6 +464,7 @@ impl<'s> Sim<'s> {
                     ece: pkt.tcp_flags & tcp_flags::ECE != 0,
                     sack: pkt.sack,
                     n_sack: pkt.n_sack,
+                    ce_count: pkt.seq,
                 };
                 let mut segs = std::mem::take(&mut self.segments);
                 let t = self.tcp_mut(f);

@@ -52,13 +52,7 @@ pub(super) fn ted_rto(sc: &Scenario, links: &[Link], g: usize, src: u32, dst: u3
 }
 
 impl<'s> Sim<'s> {
-    /// Panics if the scenario asks for what only the emulator runs; callers
-    /// with a user's scenario check [`Scenario::simulator_refusals`] first,
-    /// as [`crate::run_json`] does.
     pub fn new(sc: &'s Scenario, seed: u64) -> Sim<'s> {
-        if let Some(e) = sc.simulator_refusals().first() {
-            panic!("{}: {}", e.path, e.message);
-        }
         let window = Window {
             start: Time(sc.warmup.0),
             end: Time(sc.duration.0),

@@ -1,11 +1,95 @@
 //! TCP with Linux's mechanisms, the family beside ns-2's agents
-//! ([`super::tcp`]), which stay the default for the classic studies. It is
-//! being built: so far the interface to the congestion controls and their
-//! laws; no scenario uses them yet.
+//! ([`super::tcp`]), which stay the default for the classic studies: the
+//! sender speaks the same packets as ns-2's and talks to the same sink
+//! (with SACK, and with the CE count every ACK carries).
 //!
 //! - [`cc`]: the congestion-control interface, shaped like Linux's
 //!   `tcp_congestion_ops`, and Reno's window arithmetic every module uses.
+//! - [`sender`]: the sender: Linux's loss recovery (SACK, RACK, PRR, tail
+//!   loss probes, the RTO), ECN, delivery-rate sampling and pacing.
+//! - [`rtt`]: Linux's RTT estimator and RTO.
+//! - [`reno`]: Linux's Reno.
 //! - [`cubic`]: CUBIC's window law (RFC 9438, Linux's constants).
 
 pub mod cc;
 pub mod cubic;
+pub mod reno;
+pub mod rtt;
+pub mod sender;
+
+use aqmlab_qdisc::{Duration, Ecn};
+
+use crate::transport::tcp::config::Variant;
+use cc::{AckEvent, CaEvent, CaState, CongestionControl, RateSample, Tcp};
+
+/// The family's congestion controls, one variant each, so that a sender
+/// holds its algorithm without a box.
+#[derive(Clone, Debug)]
+pub enum Cc {
+    Reno(reno::Reno),
+}
+
+/// Calls `$body` with `$c` bound to the algorithm inside a [`Cc`].
+macro_rules! each {
+    ($self:expr, $c:ident => $body:expr) => {
+        match $self {
+            Cc::Reno($c) => $body,
+        }
+    };
+}
+
+impl Cc {
+    /// The congestion control of a Linux-style `variant`; `seed` seeds its
+    /// own randomness, if it has any.
+    pub fn new(variant: Variant, _seed: u64) -> Result<Cc, String> {
+        match variant {
+            Variant::LinuxReno => Ok(Cc::Reno(reno::Reno)),
+            v => Err(format!("{:?} is not in the simulator yet", v.name())),
+        }
+    }
+
+    /// Whether the algorithm sets cwnd and the pacing rate itself
+    /// (`cong_control`), as BBR does.
+    pub fn has_cong_control(&self) -> bool {
+        false
+    }
+}
+
+impl CongestionControl for Cc {
+    fn name(&self) -> &'static str {
+        each!(self, c => c.name())
+    }
+    fn ecn(&self) -> Option<Ecn> {
+        each!(self, c => c.ecn())
+    }
+    fn needs_pacing(&self) -> bool {
+        each!(self, c => c.needs_pacing())
+    }
+    fn init(&mut self, tcp: &mut Tcp) {
+        each!(self, c => c.init(tcp))
+    }
+    fn ssthresh(&mut self, tcp: &Tcp) -> u32 {
+        each!(self, c => c.ssthresh(tcp))
+    }
+    fn cong_avoid(&mut self, tcp: &mut Tcp, acked: u32) {
+        each!(self, c => c.cong_avoid(tcp, acked))
+    }
+    fn set_state(&mut self, tcp: &mut Tcp, new: CaState) {
+        each!(self, c => c.set_state(tcp, new))
+    }
+    fn cwnd_event(&mut self, tcp: &mut Tcp, ev: CaEvent) {
+        each!(self, c => c.cwnd_event(tcp, ev))
+    }
+    fn in_ack_event(&mut self, tcp: &mut Tcp, ev: &AckEvent) {
+        each!(self, c => c.in_ack_event(tcp, ev))
+    }
+    fn pkts_acked(&mut self, tcp: &mut Tcp, acked: u32, rtt: Option<Duration>) {
+        each!(self, c => c.pkts_acked(tcp, acked, rtt))
+    }
+    fn undo_cwnd(&mut self, tcp: &Tcp) -> u32 {
+        each!(self, c => c.undo_cwnd(tcp))
+    }
+    fn cong_control(&mut self, tcp: &mut Tcp, rs: &RateSample) -> bool {
+        each!(self, c => c.cong_control(tcp, rs))
+    }
+}

@@ -6,18 +6,18 @@
 //! nothing is in flight the clock jumps to the earliest one. ECN-capable
 //! packets are marked CE at random instead of being dropped when asked.
 //!
-//! For every variant and option mix the transfer of N packets completes,
-//! the sink delivers exactly the N data packets once each and in order,
-//! and it never delivers a packet the sender did not send.
+//! For every variant and option mix, ns-2's agents and the Linux-style
+//! family's sender alike, the transfer of N packets completes, the sink
+//! delivers exactly the N data packets once each and in order, and it never
+//! delivers a packet the sender did not send.
 
 use std::collections::{HashSet, VecDeque};
 
 use aqmlab_qdisc::{Duration, Time};
 use proptest::prelude::*;
 
-use super::{
-    AckInfo, DataInfo, EcnAtCwnd1, RtoConfig, Segment, TcpConfig, TcpSender, TcpSenderStats, TcpSink, Variant,
-};
+use super::conn::Sender;
+use super::{AckInfo, DataInfo, EcnAtCwnd1, RtoConfig, Segment, TcpConfig, TcpSenderStats, TcpSink, Variant};
 
 // Constants
 
@@ -64,7 +64,7 @@ struct Outcome {
 fn run(case: &Case) -> Outcome {
     let mut draws = Draws(case.seed);
     let boot = Duration(draws.next() % Duration::from_millis(10).nanos());
-    let mut snd = TcpSender::new(&case.cfg, boot).unwrap();
+    let mut snd = Sender::new(&case.cfg, boot, 1500, case.seed).unwrap();
     let mut sink = TcpSink::new(&case.cfg);
     let (mut segs, mut acks): (Vec<Segment>, Vec<AckInfo>) = (vec![], vec![]);
     let (mut to_sink, mut to_sender) = (VecDeque::new(), VecDeque::new());
@@ -176,8 +176,56 @@ fn case() -> impl Strategy<Value = Case> {
         )
 }
 
+/// The Linux-style family with its own options.
+fn linux_case() -> impl Strategy<Value = Case> {
+    (
+        (0usize..1, any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
+        (any::<bool>(), any::<bool>(), any::<bool>(), 1u32..4),
+        (1u32..200, 0u32..30, 0u32..20, any::<u64>()),
+    )
+        .prop_map(
+            |(
+                (variant, syn, delayed_ack, ecn, pacing),
+                (rack, tlp, prr, dupack_threshold),
+                (npkts, drop_pct, ce_pct, seed),
+            )| {
+                let variant = [Variant::LinuxReno][variant];
+                Case {
+                    cfg: TcpConfig {
+                        syn,
+                        delayed_ack,
+                        ecn,
+                        pacing,
+                        rack,
+                        tlp,
+                        prr,
+                        dupack_threshold,
+                        initial_window: 1 + (seed % 10) as u32,
+                        ..TcpConfig::linux(variant)
+                    },
+                    npkts,
+                    drop_pct,
+                    ce_pct,
+                    seed,
+                }
+            },
+        )
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn prop_linux_transfer_completes_in_order_with_only_sent_packets(case in linux_case()) {
+        let out = run(&case);
+        prop_assert!(out.done, "stalled after {} events", out.events);
+        let first = u32::from(case.cfg.syn);
+        let want: Vec<u32> = (first..first + case.npkts).collect();
+        prop_assert_eq!(&out.delivered, &want);
+        for seq in &out.delivered {
+            prop_assert!(out.sent.contains(seq), "delivered {} never sent", seq);
+        }
+    }
 
     #[test]
     fn prop_transfer_completes_in_order_with_only_sent_packets(case in case()) {

@@ -4,7 +4,9 @@
 
 use aqmlab_qdisc::Duration;
 
-/// The congestion-control variant, as ns-2's one-way agents.
+/// The congestion-control variant: one of ns-2's one-way agents, or a
+/// congestion control of the Linux-style family
+/// ([`crate::transport::linux`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
     /// `Agent/TCP/Reno`.
@@ -13,32 +15,49 @@ pub enum Variant {
     NewReno,
     /// `Agent/TCP/Sack1`: a scoreboard of up to 3 SACK blocks and a pipe counter.
     Sack,
-    /// Linux's CUBIC (RFC 9438). Emulation only for now: the simulator
-    /// refuses it before running ([`Variant::simulated`]).
+    /// Linux's CUBIC (RFC 9438).
     Cubic,
-    /// Linux's BBR (v1 in mainline kernels). Emulation only for now.
+    /// Linux's BBR (v1 in mainline kernels).
     Bbr,
+    /// Linux's DCTCP (RFC 8257).
+    Dctcp,
+    /// The L4S Prague sender.
+    Prague,
+    /// Linux's Reno (`tcp_reno`), with the family's loss recovery.
+    LinuxReno,
 }
 
 impl Variant {
     /// The names a scenario spells the variants with, in declaration order.
-    pub const NAMES: [&'static str; 5] = ["reno", "newreno", "sack", "cubic", "bbr"];
+    pub const NAMES: [&'static str; 8] = ["reno", "newreno", "sack", "cubic", "bbr", "dctcp", "prague", "linux-reno"];
+
+    /// Every variant, in declaration order.
+    pub const ALL: [Variant; 8] = [
+        Variant::Reno,
+        Variant::NewReno,
+        Variant::Sack,
+        Variant::Cubic,
+        Variant::Bbr,
+        Variant::Dctcp,
+        Variant::Prague,
+        Variant::LinuxReno,
+    ];
 
     pub fn name(self) -> &'static str {
-        match self {
-            Variant::Reno => "reno",
-            Variant::NewReno => "newreno",
-            Variant::Sack => "sack",
-            Variant::Cubic => "cubic",
-            Variant::Bbr => "bbr",
-        }
+        Variant::NAMES[self as usize]
     }
 
-    /// Whether the simulator's agents implement this variant (the ns-2
-    /// ones); CUBIC and BBR run only through the emulator's kernel stacks.
-    pub fn simulated(self) -> bool {
-        matches!(self, Variant::Reno | Variant::NewReno | Variant::Sack)
+    /// Whether this is a congestion control of the Linux-style family
+    /// rather than an ns-2 agent.
+    pub fn is_linux(self) -> bool {
+        !matches!(self, Variant::Reno | Variant::NewReno | Variant::Sack)
     }
+
+    /// Whether the sink sends SACK blocks.
+    pub fn sack(self) -> bool {
+        self == Variant::Sack || self.is_linux()
+    }
+
 }
 
 /// How the retransmission timeout is computed.
@@ -65,6 +84,13 @@ pub enum RtoConfig {
     /// time the TED deadlines on the flow's path allow; resolved by the
     /// engine into `Fixed` once the path is known.
     Ted,
+    /// Linux's estimator ([`crate::transport::linux::rtt`]), the only one
+    /// of the Linux-style family.
+    Linux {
+        min: Duration,
+        max: Duration,
+        initial: Duration,
+    },
 }
 
 impl RtoConfig {
@@ -74,6 +100,12 @@ impl RtoConfig {
         min: Duration::from_millis(200),
         max: Duration::from_secs(60),
         initial: Duration::from_secs(3),
+    };
+    /// Linux: min 200 ms, max 120 s, initial 1 s.
+    pub const LINUX: RtoConfig = RtoConfig::Linux {
+        min: Duration::from_millis(200),
+        max: Duration::from_secs(120),
+        initial: Duration::from_secs(1),
     };
     /// RFC 6298: min 1 s, max 60 s, initial 1 s.
     pub const RFC6298: RtoConfig = RtoConfig::Rfc6298 {
@@ -128,6 +160,14 @@ pub struct TcpConfig {
     pub delack_interval: Duration,
     /// Header bytes added to every data packet; an ACK or SYN is this size.
     pub header_bytes: u32,
+    /// The Linux-style family: pace whatever the congestion control
+    /// (BBR and Prague always pace).
+    pub pacing: bool,
+    /// The Linux-style family's loss detection: RACK (else RFC 6675's
+    /// rule), tail loss probes, PRR (else cwnd = ssthresh at once).
+    pub rack: bool,
+    pub tlp: bool,
+    pub prr: bool,
 }
 
 impl Default for TcpConfig {
@@ -151,6 +191,47 @@ impl Default for TcpConfig {
             delayed_ack: false,
             delack_interval: Duration::from_millis(100),
             header_bytes: 40,
+            pacing: false,
+            rack: true,
+            tlp: true,
+            prr: true,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// The defaults of a Linux-style variant: Linux's initial window of 10,
+    /// delayed ACKs with Linux's 40 ms minimum delay, Linux's RTO.
+    pub fn linux(variant: Variant) -> TcpConfig {
+        TcpConfig {
+            variant,
+            initial_window: 10,
+            delayed_ack: true,
+            delack_interval: Duration::from_millis(40),
+            rto: RtoConfig::LINUX,
+            ..TcpConfig::default()
+        }
+    }
+
+    /// What the Linux-style sender takes from this configuration; `mss`
+    /// is the bytes per packet its pacing counts with.
+    pub fn linux_params(&self, mss: u32) -> crate::transport::linux::sender::LinuxParams {
+        let rto = match self.rto {
+            RtoConfig::Linux { min, max, initial } => crate::transport::linux::rtt::RtoBounds { min, max, initial },
+            _ => crate::transport::linux::rtt::RtoBounds::default(),
+        };
+        crate::transport::linux::sender::LinuxParams {
+            initial_window: self.initial_window,
+            rwnd: self.rwnd_pkts,
+            syn: self.syn,
+            ecn: self.ecn,
+            pacing: self.pacing,
+            rack: self.rack,
+            tlp: self.tlp,
+            prr: self.prr,
+            dupthresh: self.dupack_threshold,
+            rto,
+            mss,
         }
     }
 }
@@ -176,7 +257,7 @@ pub const TCP: TableDecl = TableDecl {
             "variant",
             Ty::Choice(&Variant::NAMES),
             "\"newreno\"",
-            "the congestion control: ns-2's one-way agents, or Linux's \"cubic\" and \"bbr\" (aqmlab emulate only, for now)",
+            "the congestion control: ns-2's one-way agents (\"reno\", \"newreno\", \"sack\"), or the Linux-style family (\"cubic\", \"bbr\", \"dctcp\", \"prague\", \"linux-reno\")",
         ),
         Key::opt(
             "initial_window",
@@ -184,7 +265,7 @@ pub const TCP: TableDecl = TableDecl {
                 min: 1,
                 max: u32::MAX as u64,
             },
-            "2",
+            "2 (Linux-style: 10)",
             "packets in the first flight after the SYN's ACK",
         ),
         Key::opt("rwnd", Ty::Pkts, "\"10000pkt\"", "the receiver window"),
@@ -208,15 +289,15 @@ pub const TCP: TableDecl = TableDecl {
             "rto",
             Ty::AnyOf(&[Ty::Choice(&["ns2", "rfc6298", "ted"]), Ty::Table(&RTO_FIXED)]),
             "\"ns2\"",
-            "how the retransmission timeout is computed",
+            "how ns-2's agents compute the retransmission timeout (the Linux-style family uses Linux's)",
         ),
         Key::opt("tick", Ty::Time, "\"10ms\"", "the timer granularity of rto = \"ns2\""),
         Key::opt("min_rto", Ty::Time, "\"200ms\" (rfc6298: \"1s\")", "the smallest RTO"),
-        Key::opt("max_rto", Ty::Time, "\"60s\"", "the largest RTO"),
+        Key::opt("max_rto", Ty::Time, "\"60s\" (Linux-style: \"120s\")", "the largest RTO"),
         Key::opt(
             "initial_rto",
             Ty::Time,
-            "\"3s\" (rfc6298: \"1s\")",
+            "\"3s\" (rfc6298 and Linux-style: \"1s\")",
             "the RTO before the first RTT sample",
         ),
         Key::opt("slow_start_restart", Ty::Bool, "true", "cwnd = 1 after an idle RTO"),
@@ -251,18 +332,50 @@ pub const TCP: TableDecl = TableDecl {
         Key::opt(
             "delayed_ack",
             Ty::Bool,
-            "false",
+            "false (Linux-style: true)",
             "the sink ACKs every second in-order packet",
         ),
-        Key::opt("delack_interval", Ty::Time, "\"100ms\"", "the delayed-ACK timer"),
+        Key::opt(
+            "delack_interval",
+            Ty::Time,
+            "\"100ms\" (Linux-style: \"40ms\")",
+            "the delayed-ACK timer",
+        ),
         Key::opt(
             "header",
             Ty::Size,
             "\"40B\"",
             "the header of data packets, at most 1500B",
         ),
+        Key::opt(
+            "pacing",
+            Ty::Bool,
+            "false (bbr, prague: always)",
+            "Linux-style: pace at 200% of cwnd/srtt in slow start, 120% after",
+        ),
+        Key::opt("rack", Ty::Bool, "true", "Linux-style: RACK finds losses (false: RFC 6675's rule)"),
+        Key::opt("tlp", Ty::Bool, "true", "Linux-style: tail loss probes"),
+        Key::opt(
+            "prr",
+            Ty::Bool,
+            "true",
+            "Linux-style: PRR sets cwnd in recovery (false: cwnd = ssthresh at once)",
+        ),
     ]],
 };
+
+/// Keys only ns-2's agents read.
+const NS2_ONLY: [&str; 7] = [
+    "rto",
+    "tick",
+    "limited_transmit",
+    "slow_start_restart",
+    "ecn_negotiate",
+    "ecn_at_cwnd1",
+    "max_burst",
+];
+/// Keys only the Linux-style family reads.
+const LINUX_ONLY: [&str; 4] = ["pacing", "rack", "tlp", "prr"];
 
 /// `rto = { fixed = "40ms" }`.
 pub const RTO_FIXED: TableDecl = TableDecl {
@@ -286,13 +399,30 @@ impl TcpConfig {
             }
         };
         if let Some(variant) = t.opt(cx, "variant", |v| parse_choice(v, &Variant::NAMES)) {
-            c.variant = match variant {
-                "reno" => Variant::Reno,
-                "sack" => Variant::Sack,
-                "cubic" => Variant::Cubic,
-                "bbr" => Variant::Bbr,
-                _ => Variant::NewReno,
-            };
+            let i = Variant::NAMES.iter().position(|n| *n == variant).expect("a checked choice");
+            c.variant = Variant::ALL[i];
+            if c.variant.is_linux() {
+                c = TcpConfig::linux(c.variant);
+            }
+        }
+        let linux = c.variant.is_linux();
+        // Keys of one family only.
+        let (theirs, family) = if linux {
+            (&NS2_ONLY[..], "ns-2's variants (reno, newreno, sack)")
+        } else {
+            (&LINUX_ONLY[..], "the Linux-style variants (cubic, bbr, dctcp, prague, linux-reno)")
+        };
+        for key in theirs {
+            if t.has(key) {
+                cx.err(&t.key_path(key), format!("applies only to {family}; this group's variant is {:?}", c.variant.name()));
+            }
+        }
+        for (key, field) in [("pacing", &mut c.pacing), ("rack", &mut c.rack), ("tlp", &mut c.tlp), ("prr", &mut c.prr)] {
+            if linux {
+                if let Some(b) = t.opt(cx, key, parse_bool) {
+                    *field = b;
+                }
+            }
         }
         set_u32(cx, &mut t, "initial_window", &mut c.initial_window, 1);
         if let Some(rwnd) = t.opt(cx, "rwnd", config::parse_pkts) {
@@ -315,8 +445,10 @@ impl TcpConfig {
         if let Some(b) = t.opt(cx, "limited_transmit", parse_bool) {
             c.limited_transmit = b;
         }
-        if let Some(rto) = t.opt(cx, "rto", parse_rto) {
-            c.rto = rto;
+        if !linux {
+            if let Some(rto) = t.opt(cx, "rto", parse_rto) {
+                c.rto = rto;
+            }
         }
         // Bounds of the ns2 and rfc6298 estimators.
         let tick = t.opt(cx, "tick", parse_duration);
@@ -335,7 +467,7 @@ impl TcpConfig {
                 *max = max_rto.unwrap_or(*max);
                 *initial = initial_rto.unwrap_or(*initial);
             }
-            RtoConfig::Rfc6298 { min, max, initial } => {
+            RtoConfig::Rfc6298 { min, max, initial } | RtoConfig::Linux { min, max, initial } => {
                 *min = min_rto.unwrap_or(*min);
                 *max = max_rto.unwrap_or(*max);
                 *initial = initial_rto.unwrap_or(*initial);
@@ -411,7 +543,7 @@ impl TcpConfig {
         // of them in its own terms ("rto.tick must be positive" beside
         // "tcp.tick: must be longer than 0s").
         if cx.errors.len() == errors_before {
-            if let Err(e) = crate::transport::tcp::TcpSender::new(&check, Duration::ZERO) {
+            if let Err(e) = crate::transport::tcp::conn::Sender::new(&check, Duration::ZERO, 1500, 0) {
                 cx.err(&t.path, e);
             }
         }

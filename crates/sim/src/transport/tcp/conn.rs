@@ -15,8 +15,9 @@ use aqmlab_qdisc::{Duration, Time};
 use rand::SeedableRng;
 
 use crate::config::dist::Dist;
+use crate::transport::linux::sender::LinuxSender;
 use crate::transport::tcp::MAX_TCP_PAYLOAD_BYTES;
-use crate::transport::tcp::{AckInfo, DataInfo, Delivered, Segment, TcpConfig, TcpSender, TcpSink};
+use crate::transport::tcp::{AckInfo, DataInfo, Delivered, Segment, TcpConfig, TcpSender, TcpSenderStats, TcpSink};
 
 /// The data of a flow: how many packets and how large each is.
 #[derive(Clone, Debug)]
@@ -87,10 +88,94 @@ pub struct ConnStats {
     pub delivered_total: u64,
 }
 
+/// A connection's sender: one of ns-2's agents, or the Linux-style
+/// family's. Both answer the same calls.
+#[derive(Clone, Debug)]
+pub enum Sender {
+    Ns2(TcpSender),
+    Linux(Box<LinuxSender>),
+}
+
+/// Calls `$body` with `$s` bound to the sender inside a [`Sender`].
+macro_rules! either {
+    ($self:expr, $s:ident => $body:expr) => {
+        match $self {
+            Sender::Ns2($s) => $body,
+            Sender::Linux($s) => $body,
+        }
+    };
+}
+
+impl Sender {
+    /// The sender `cfg.variant` asks for. `mss` is the bytes per packet the
+    /// family's pacing counts with; `seed` seeds a congestion control's
+    /// own randomness (BBR's).
+    pub fn new(cfg: &TcpConfig, boot_offset: Duration, mss: u32, seed: u64) -> Result<Sender, String> {
+        if cfg.variant.is_linux() {
+            let cc = crate::transport::linux::Cc::new(cfg.variant, seed)?;
+            Ok(Sender::Linux(Box::new(LinuxSender::new(cfg.linux_params(mss), cc)?)))
+        } else {
+            Ok(Sender::Ns2(TcpSender::new(cfg, boot_offset)?))
+        }
+    }
+
+    pub fn start(&mut self, now: Time, out: &mut Vec<Segment>) {
+        either!(self, s => s.start(now, out))
+    }
+
+    pub fn app_data(&mut self, npkts: Option<u64>, now: Time, out: &mut Vec<Segment>) {
+        either!(self, s => s.app_data(npkts, now, out))
+    }
+
+    pub fn app_pause(&mut self) {
+        either!(self, s => s.app_pause())
+    }
+
+    pub fn on_ack(&mut self, ack: &AckInfo, now: Time, out: &mut Vec<Segment>) {
+        either!(self, s => s.on_ack(ack, now, out))
+    }
+
+    pub fn on_timer(&mut self, now: Time, out: &mut Vec<Segment>) {
+        either!(self, s => s.on_timer(now, out))
+    }
+
+    pub fn timer_deadline(&self) -> Option<Time> {
+        either!(self, s => s.timer_deadline())
+    }
+
+    pub fn is_started(&self) -> bool {
+        either!(self, s => s.is_started())
+    }
+
+    pub fn is_done(&self) -> bool {
+        either!(self, s => s.is_done())
+    }
+
+    pub fn cwnd(&self) -> f64 {
+        either!(self, s => s.cwnd())
+    }
+
+    pub fn ssthresh(&self) -> u32 {
+        either!(self, s => s.ssthresh())
+    }
+
+    pub fn srtt(&self) -> Duration {
+        either!(self, s => s.srtt())
+    }
+
+    pub fn rto(&self) -> Duration {
+        either!(self, s => s.rto())
+    }
+
+    pub fn stats(&self) -> &TcpSenderStats {
+        either!(self, s => s.stats())
+    }
+}
+
 /// A connection's two agents and its data.
 #[derive(Clone, Debug)]
 pub struct TcpConn {
-    pub sender: TcpSender,
+    pub sender: Sender,
     pub sink: TcpSink,
     pub payload: Payload,
     pub header_bytes: u32,
@@ -122,8 +207,13 @@ impl TcpConn {
     /// Gives up the connection's buffers, emptied (it must not be used
     /// after).
     pub fn take_spare(&mut self) -> Spare {
+        let mut none = Vec::new();
+        let scoreboard = match &mut self.sender {
+            Sender::Ns2(s) => s.buffer(),
+            Sender::Linux(_) => &mut none,
+        };
         Spare {
-            scoreboard: swap_buffer(self.sender.buffer(), Vec::new()),
+            scoreboard: swap_buffer(scoreboard, Vec::new()),
             out_of_order: swap_buffer(self.sink.buffer(), Vec::new()),
         }
     }
@@ -131,13 +221,16 @@ impl TcpConn {
     /// Uses `spare`'s buffers; for a connection that has not started (its
     /// own are empty and unallocated).
     pub fn reuse(&mut self, spare: Spare) {
-        swap_buffer(self.sender.buffer(), spare.scoreboard);
+        if let Sender::Ns2(s) = &mut self.sender {
+            swap_buffer(s.buffer(), spare.scoreboard);
+        }
         swap_buffer(self.sink.buffer(), spare.out_of_order);
     }
 
     pub fn new(cfg: &TcpConfig, payload: Payload, boot_offset: Duration) -> Result<TcpConn, String> {
+        let mss = cfg.header_bytes + payload.bytes(0);
         Ok(TcpConn {
-            sender: TcpSender::new(cfg, boot_offset)?,
+            sender: Sender::new(cfg, boot_offset, mss, payload.seed)?,
             sink: TcpSink::new(cfg),
             payload,
             header_bytes: cfg.header_bytes,

@@ -162,6 +162,9 @@ impl RttEstimator {
                     max: if base > FIXED_MAX { base } else { FIXED_MAX },
                 }
             }
+            RtoConfig::Linux { .. } => {
+                return Err("Linux's RTO belongs to the Linux-style family's own estimator".to_string())
+            }
             RtoConfig::Ted => {
                 return Err("rto = \"ted\" must be resolved to a fixed RTO from the flow's path \
                      before the sender is built"

@@ -363,7 +363,7 @@ impl TcpSender {
             Variant::Reno => self.reno_ack(a, ack.ece, now, out),
             Variant::NewReno => self.newreno_ack(a, ack.ece, now, out),
             Variant::Sack => self.sack_ack(a, ack, now, out),
-            Variant::Cubic | Variant::Bbr => unreachable!("refused before running: simulator_refusals"),
+            _ => unreachable!("the Linux-style variants have their own sender (transport::linux)"),
         }
     }
 
@@ -432,7 +432,7 @@ impl TcpSender {
         match self.params.variant {
             Variant::Sack => self.fastrecov,
             Variant::Reno | Variant::NewReno => self.dupwnd > 0,
-            Variant::Cubic | Variant::Bbr => unreachable!("refused before running: simulator_refusals"),
+            _ => unreachable!("the Linux-style variants have their own sender (transport::linux)"),
         }
     }
 
@@ -486,7 +486,7 @@ impl TcpSender {
         let w = match self.params.variant {
             Variant::Reno | Variant::NewReno => self.cwnd as i64 + self.dupwnd,
             Variant::Sack => self.cwnd as i64,
-            Variant::Cubic | Variant::Bbr => unreachable!("refused before running: simulator_refusals"),
+            _ => unreachable!("the Linux-style variants have their own sender (transport::linux)"),
         };
         w.min(self.params.wnd)
     }
@@ -496,7 +496,7 @@ impl TcpSender {
         let w = match self.params.variant {
             Variant::Reno | Variant::NewReno => self.cwnd + self.dupwnd as f64,
             Variant::Sack => self.cwnd,
-            Variant::Cubic | Variant::Bbr => unreachable!("refused before running: simulator_refusals"),
+            _ => unreachable!("the Linux-style variants have their own sender (transport::linux)"),
         };
         w.min(self.params.wnd as f64)
     }
@@ -619,6 +619,7 @@ impl TcpSender {
             // other packet, retransmissions included, is ECN-capable, and
             // so is packet 0 when ECN is taken as agreed.
             ect: self.params.ecn && (seq != 0 || !self.params.ecn_negotiate),
+            ect1: false,
         });
         if self.rtx_deadline.is_none() || force {
             self.set_rtx_timer(now);
@@ -778,7 +779,7 @@ impl TcpSender {
                 self.recover = self.maxseq;
                 self.scoreboard.clear();
             }
-            Variant::Cubic | Variant::Bbr => unreachable!("refused before running: simulator_refusals"),
+            _ => unreachable!("the Linux-style variants have their own sender (transport::linux)"),
         }
         if self.cwnd < 1.0 {
             self.cwnd = 1.0;

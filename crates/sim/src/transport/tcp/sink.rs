@@ -26,8 +26,10 @@
 //!   and every ACK of an ECT packet carries ECE while it is set. With a held
 //!   packet, both packets' flags count. Packet 0 sent not-ECT by an ECN
 //!   sender is the negotiation and gets ECE back (the sink is built from the
-//!   same `TcpConfig`, so `ecn` says whether the sender asked).
-//! * SACK (`variant == Sack`, up to 3 blocks, half-open `[left, right)`):
+//!   same `TcpConfig`, so `ecn` says whether the sender asked). Every ACK
+//!   also carries the count of ECN-capable packets that arrived CE, as
+//!   AccECN does, for the Linux-style family's DCTCP and Prague.
+//! * SACK (`variant` "sack" or any of the Linux-style family, up to 3 blocks, half-open `[left, right)`):
 //!   the first block is the contiguous run holding the packet just
 //!   received (none if that packet is at or below the cumulative ACK), then
 //!   the most recently reported blocks, most recent first, leaving out any
@@ -48,7 +50,7 @@
 
 use aqmlab_qdisc::{Duration, Time};
 
-use super::config::{TcpConfig, Variant};
+use super::config::TcpConfig;
 use super::wire::{AckInfo, DataInfo, Delivered};
 
 /// At most this many SACK blocks per ACK (ns-2 `maxSackBlocks_`).
@@ -93,6 +95,8 @@ pub struct TcpSink {
     n_reported: usize,
     /// Congestion seen and not yet answered by a CWR (`ecn_unacked_`).
     ecn_unacked: bool,
+    /// ECN-capable packets that arrived marked CE (AckInfo::ce_count).
+    ce_count: u32,
     /// The packet whose ACK is being delayed.
     held: Option<DataInfo>,
     delack_deadline: Option<Time>,
@@ -104,7 +108,7 @@ impl TcpSink {
             params: SinkParams {
                 delayed_ack: cfg.delayed_ack,
                 delack_interval: cfg.delack_interval,
-                sack: cfg.variant == Variant::Sack,
+                sack: cfg.variant.sack(),
                 ecn: cfg.ecn,
                 syn: cfg.syn,
             },
@@ -115,6 +119,7 @@ impl TcpSink {
             reported: [(0, 0); MAX_SACK_BLOCKS],
             n_reported: 0,
             ecn_unacked: false,
+            ce_count: 0,
             held: None,
             delack_deadline: None,
         }
@@ -129,6 +134,9 @@ impl TcpSink {
     /// A packet arrived. Returns the packets it delivers in order.
     pub fn on_data(&mut self, seg: &DataInfo, now: Time, acks: &mut Vec<AckInfo>) -> Delivered {
         self.stats.packets_received += 1;
+        if seg.ect && seg.ce {
+            self.ce_count = self.ce_count.wrapping_add(1);
+        }
         let old_next = self.next;
         let dup = !self.receive(seg.seq);
         if dup {
@@ -252,6 +260,7 @@ impl TcpSink {
         let mut info = AckInfo {
             ack: self.cumulative_ack(),
             ece,
+            ce_count: self.ce_count,
             ..AckInfo::default()
         };
         if self.params.sack {
@@ -297,6 +306,7 @@ impl TcpSink {
 #[cfg(test)]
 mod test {
     use super::*;
+    use crate::transport::tcp::config::Variant;
 
     // Constants
 

@@ -26,6 +26,9 @@ pub struct Segment {
     /// (packet 0 carries the ECN negotiation instead). ns-2 marks
     /// retransmissions ECT too, which RFC 3168 section 6.1.5 forbids.
     pub ect: bool,
+    /// With `ect`: the codepoint is ECT(1), the L4S identifier, rather than
+    /// ECT(0) (the Linux-style family's scalable senders).
+    pub ect1: bool,
 }
 
 /// An acknowledgement, as the sink builds it and the sender reads it.
@@ -43,6 +46,11 @@ pub struct AckInfo {
     /// ACK in ns-2.
     pub sack: [(u32, u32); 3],
     pub n_sack: u8,
+    /// The receiver's count of ECN-capable data packets that arrived marked
+    /// CE, as AccECN's counter carries it (RFC 9768, in packets, wrapping).
+    /// ns-2's agents ignore it; the Linux-style family's DCTCP and Prague
+    /// read it. It travels in the ACK packet's otherwise unused `seq`.
+    pub ce_count: u32,
 }
 
 impl AckInfo {

@@ -1,0 +1,315 @@
+//! Hand-computed traces of the Linux-style sender under Reno: the opening,
+//! slow start, RACK's loss detection, PRR, the tail loss probe, the RTO
+//! and the ECN response. Times are whole milliseconds; the path's round
+//! trip is 100 ms.
+
+use super::*;
+use crate::transport::linux::cc::INFINITE_SSTHRESH as INFINITE;
+use crate::transport::linux::reno::Reno;
+
+fn ms(x: u64) -> Time {
+    Time::from_millis(x)
+}
+
+fn sender(params: LinuxParams) -> LinuxSender {
+    LinuxSender::new(params, Cc::Reno(Reno)).unwrap()
+}
+
+fn ack(a: u32) -> AckInfo {
+    AckInfo::cumulative(Some(a))
+}
+
+fn sack(a: u32, blocks: &[(u32, u32)]) -> AckInfo {
+    let mut info = ack(a);
+    for (i, b) in blocks.iter().enumerate() {
+        info.sack[i] = *b;
+    }
+    info.n_sack = blocks.len() as u8;
+    info
+}
+
+fn seqs(out: &[Segment]) -> Vec<u32> {
+    out.iter().map(|s| s.seq).collect()
+}
+
+/// A sender with unlimited data whose SYN (sent at 0) was acknowledged at
+/// 100 ms, so srtt = min_rtt = 100 ms, and the first flight 1..=10 left at
+/// 100 ms.
+fn established(params: LinuxParams) -> LinuxSender {
+    let mut s = sender(params);
+    let mut out = vec![];
+    s.app_data(None, ms(0), &mut out);
+    s.start(ms(0), &mut out);
+    assert_eq!(seqs(&out), vec![0]);
+    assert!(out[0].syn);
+    out.clear();
+    s.on_ack(&ack(0), ms(100), &mut out);
+    assert_eq!(seqs(&out), (1..=10).collect::<Vec<_>>());
+    s
+}
+
+#[test]
+fn test_the_syn_is_sent_alone_then_an_initial_window_of_ten() {
+    let s = established(LinuxParams::default());
+    assert_eq!(s.cwnd(), 10.0);
+    assert_eq!(s.in_flight(), 10);
+    assert_eq!(s.srtt(), Duration::from_millis(100));
+    // RTO = srtt + max(4 mdev, rto_min) = 100 + max(200, 200) ms.
+    assert_eq!(s.rto(), Duration::from_millis(300));
+}
+
+#[test]
+fn test_slow_start_sends_two_packets_per_packet_acknowledged() {
+    let mut s = established(LinuxParams::default());
+    let mut out = vec![];
+    for k in 1..=10 {
+        out.clear();
+        s.on_ack(&ack(k), ms(200 + u64::from(k)), &mut out);
+        // cwnd + 1, one packet fewer in flight: two new packets.
+        assert_eq!(seqs(&out), vec![9 + 2 * k, 10 + 2 * k], "ACK of {k}");
+    }
+    assert_eq!(s.cwnd(), 20.0);
+    assert_eq!(s.in_flight(), 20);
+    assert_eq!(s.ca_state(), CaState::Open);
+}
+
+/// Packets 1..=10 sent at 100 ms; 3 is lost. ACKs of 1 and 2 at 200 ms
+/// (each sending two packets: 11..=14), then duplicate ACKs of 2 at 201 ms
+/// SACKing 4, 4-5, 4-6. Returns what the third sent.
+fn lose_packet_3(params: LinuxParams) -> (LinuxSender, Vec<Segment>) {
+    let mut s = established(params);
+    let mut out = vec![];
+    s.on_ack(&ack(1), ms(200), &mut out);
+    s.on_ack(&ack(2), ms(200), &mut out);
+    assert_eq!(seqs(&out), vec![11, 12, 13, 14]);
+    out.clear();
+    // The first SACK: cwnd is still 12 and one packet fewer is in flight,
+    // so 15 goes out (Disorder sends new data). One packet SACKed is below
+    // the reordering threshold of 3: RACK waits min_rtt / 4 = 25 ms for
+    // packet 3 (sent with 4 at 100 ms): until 100 + 101 (RACK's RTT, of
+    // packet 4) + 25 ms, with the timer 2 ms later.
+    s.on_ack(&sack(2, &[(4, 5)]), ms(201), &mut out);
+    assert_eq!(seqs(&out), vec![15]);
+    assert_eq!(s.ca_state(), CaState::Disorder);
+    if s.params.rack {
+        assert_eq!(s.timer_deadline(), Some(ms(228)));
+    }
+    out.clear();
+    s.on_ack(&sack(2, &[(4, 6)]), ms(201), &mut out);
+    assert_eq!(seqs(&out), vec![16]);
+    out.clear();
+    // The third: 3 SACKed packets reach the threshold, RACK's window is
+    // 0 (RFC 6675's rule is met too), and 3 is lost at once.
+    s.on_ack(&sack(2, &[(4, 7)]), ms(201), &mut out);
+    (s, out)
+}
+
+#[test]
+fn test_rack_finds_the_loss_on_the_third_sack_and_recovery_retransmits_it() {
+    let (s, out) = lose_packet_3(LinuxParams::default());
+    assert_eq!(s.ca_state(), CaState::Recovery);
+    assert_eq!(s.stats().fast_retransmits, 1);
+    assert_eq!(s.linux_stats().marked_lost, 1);
+    // Reno: ssthresh = cwnd / 2 = 12 / 2.
+    assert_eq!(s.ssthresh(), 6);
+    // PRR: in flight is 3..=16 less 3 SACKed and 1 lost = 10 > ssthresh,
+    // so sndcnt = ceil(6 x 1 delivered / 12) - 0 = 1: the retransmission
+    // of 3, cwnd = 10 + 1.
+    assert_eq!(seqs(&out), vec![3]);
+    assert!(out[0].retransmit);
+    assert_eq!(s.cwnd(), 11.0);
+}
+
+#[test]
+fn test_prr_sends_half_a_packet_per_delivery_until_in_flight_reaches_ssthresh() {
+    let (mut s, _) = lose_packet_3(LinuxParams::default());
+    let mut sent = vec![];
+    // More SACKs, one new packet each (7, 8, ... SACKed at 202 ms on).
+    for (i, top) in (8..=14).enumerate() {
+        let mut out = vec![];
+        s.on_ack(&sack(2, &[(4, top)]), ms(202 + i as u64), &mut out);
+        sent.push(out.len());
+    }
+    // prr_delivered 2..8, ssthresh 6, prior_cwnd 12: the target
+    // ceil(6 d / 12) is 1, 2, 2, 3, 3, 4, 4 while in flight stays above 6,
+    // against 1, 1, 2, 2, 3, 3, 4 sent before each: 0, 1, 0, 1, 0, 1, 0.
+    assert_eq!(sent, vec![0, 1, 0, 1, 0, 1, 0]);
+}
+
+#[test]
+fn test_without_prr_cwnd_drops_to_ssthresh_at_once() {
+    let params = LinuxParams {
+        prr: false,
+        ..LinuxParams::default()
+    };
+    let (s, out) = lose_packet_3(params);
+    assert_eq!(s.cwnd(), 6.0);
+    // In flight is 10, above cwnd 6: the retransmission waits.
+    assert!(out.is_empty());
+}
+
+#[test]
+fn test_recovery_ends_with_cwnd_at_ssthresh_when_the_retransmission_is_acknowledged() {
+    let (mut s, _) = lose_packet_3(LinuxParams::default());
+    let mut out = vec![];
+    // Everything up to 16 arrives: the recovery point (snd_nxt at entry,
+    // 17) is reached.
+    s.on_ack(&ack(15), ms(300), &mut out);
+    assert_eq!(s.ca_state(), CaState::Recovery);
+    s.on_ack(&ack(16), ms(300), &mut out);
+    assert_eq!(s.ca_state(), CaState::Open);
+    assert_eq!(s.ssthresh(), 6);
+    // cwnd = ssthresh at the end, then Reno's additive increase for the
+    // one packet this ACK delivered (cwnd_cnt 1 of 6).
+    assert_eq!(s.cwnd(), 6.0);
+}
+
+#[test]
+fn test_without_rack_rfc6675_marks_the_loss_on_the_third_sack_too() {
+    let (s, out) = lose_packet_3(LinuxParams {
+        rack: false,
+        ..LinuxParams::default()
+    });
+    assert_eq!(s.ca_state(), CaState::Recovery);
+    assert_eq!(seqs(&out), vec![3]);
+    // No reordering timer without RACK: retransmitting the head (3) arms
+    // the RTO from now.
+    assert_eq!(s.timer_deadline(), Some(ms(201) + s.rto()));
+}
+
+#[test]
+fn test_a_tail_loss_probe_fires_two_round_trips_after_the_last_send() {
+    // Data for the first flight only: no new packet can be the probe.
+    let mut s = sender(LinuxParams::default());
+    let mut out = vec![];
+    s.app_data(Some(10), ms(0), &mut out);
+    s.start(ms(0), &mut out);
+    s.on_ack(&ack(0), ms(100), &mut out);
+    assert_eq!(out.len(), 11);
+    // PTO = 2 srtt + 2 ms = 202 ms after the flight left at 100 ms, before
+    // the RTO (100 + 300 ms).
+    assert_eq!(s.timer_deadline(), Some(ms(302)));
+    out.clear();
+    s.on_timer(ms(302), &mut out);
+    // The last packet again.
+    assert_eq!(seqs(&out), vec![10]);
+    assert!(out[0].retransmit);
+    assert_eq!(s.linux_stats().loss_probes, 1);
+    // Then the RTO, from now.
+    assert_eq!(s.timer_deadline(), Some(ms(602)));
+}
+
+#[test]
+fn test_a_probe_that_repaired_a_loss_reduces_cwnd_once() {
+    let mut s = sender(LinuxParams::default());
+    let mut out = vec![];
+    s.app_data(Some(10), ms(0), &mut out);
+    s.start(ms(0), &mut out);
+    s.on_ack(&ack(0), ms(100), &mut out);
+    // 1..=9 arrive, 10 is lost; the probe resends it.
+    s.on_ack(&ack(9), ms(200), &mut out);
+    out.clear();
+    s.on_timer(s.timer_deadline().unwrap(), &mut out);
+    assert_eq!(seqs(&out), vec![10]);
+    // More data (11..=15), then the ACK of the probe: it reaches the
+    // probe's snd_nxt (11) but not beyond, so Linux cannot yet tell a
+    // repair from a probe that crossed the original: no reduction.
+    s.app_data(Some(5), ms(550), &mut out);
+    s.on_ack(&ack(10), ms(600), &mut out);
+    assert_eq!(s.ssthresh(), INFINITE);
+    // An ACK beyond it: the probe repaired a loss, and cwnd is cut once,
+    // at once, to ssthresh = cwnd / 2.
+    let cwnd = s.cwnd() as u32;
+    s.on_ack(&ack(11), ms(650), &mut out);
+    assert_eq!(s.ssthresh(), cwnd / 2);
+    assert_eq!(s.cwnd(), f64::from(cwnd / 2));
+    s.on_ack(&ack(12), ms(651), &mut out);
+    assert_eq!(s.ssthresh(), cwnd / 2);
+}
+
+#[test]
+fn test_the_rto_marks_everything_lost_and_restarts_at_one_packet() {
+    let mut s = established(LinuxParams {
+        tlp: false,
+        ..LinuxParams::default()
+    });
+    assert_eq!(s.timer_deadline(), Some(ms(400)));
+    let mut out = vec![];
+    s.on_timer(ms(400), &mut out);
+    assert_eq!(seqs(&out), vec![1]);
+    assert_eq!(s.ca_state(), CaState::Loss);
+    assert_eq!(s.stats().timeouts, 1);
+    assert_eq!(s.ssthresh(), 5);
+    assert_eq!(s.cwnd(), 1.0);
+    // The RTO doubles: 600 ms.
+    assert_eq!(s.timer_deadline(), Some(ms(1000)));
+    // Its ACK: slow start from 1, retransmitting 2 and 3 (marked lost).
+    out.clear();
+    s.on_ack(&ack(1), ms(500), &mut out);
+    assert_eq!(seqs(&out), vec![2, 3]);
+    assert!(out.iter().all(|o| o.retransmit));
+}
+
+#[test]
+fn test_the_echo_on_the_syns_ack_is_negotiation_not_congestion() {
+    let mut s = sender(LinuxParams {
+        ecn: true,
+        ..LinuxParams::default()
+    });
+    let mut out = vec![];
+    s.app_data(None, ms(0), &mut out);
+    s.start(ms(0), &mut out);
+    assert!(!out[0].ect, "the SYN is not ECN-capable");
+    let mut a = ack(0);
+    a.ece = true;
+    s.on_ack(&a, ms(100), &mut out);
+    assert_eq!(s.ca_state(), CaState::Open);
+    assert_eq!(s.cwnd(), 10.0);
+    assert!(out[1..].iter().all(|o| o.ect && !o.ect1));
+}
+
+#[test]
+fn test_an_ecn_echo_reduces_once_per_window_and_flags_cwr() {
+    let mut s = established(LinuxParams {
+        ecn: true,
+        ..LinuxParams::default()
+    });
+    let mut out = vec![];
+    // ECE on the ACK of 1: CWR, ssthresh 5; PRR with in flight 9 > 5:
+    // ceil(5 x 1 / 10) = 1 packet, which carries CWR.
+    let mut a = ack(1);
+    a.ece = true;
+    s.on_ack(&a, ms(200), &mut out);
+    assert_eq!(s.ca_state(), CaState::Cwr);
+    assert_eq!(s.stats().ecn_reductions, 1);
+    assert_eq!(s.ssthresh(), 5);
+    assert_eq!(seqs(&out), vec![11]);
+    assert!(out[0].cwr && out[0].ect);
+    // A second echo within the window does not cut again.
+    let mut a = ack(2);
+    a.ece = true;
+    s.on_ack(&a, ms(201), &mut out);
+    assert_eq!(s.stats().ecn_reductions, 1);
+    assert_eq!(s.ssthresh(), 5);
+}
+
+#[test]
+fn test_pacing_spaces_packets_after_the_first_ten() {
+    let mut s = established(LinuxParams {
+        pacing: true,
+        ..LinuxParams::default()
+    });
+    let mut out = vec![];
+    // The first ACK sets the rate: slow start (cwnd 11 < ssthresh / 2),
+    // 200% x 1500 B x 11 / 100 ms = 330 kB/s, one packet per 1500 /
+    // 330000 s = 4.545 ms. Ten packets went unpaced; the next two leave
+    // one gap apart: the first now, the second waits.
+    s.on_ack(&ack(1), ms(200), &mut out);
+    assert_eq!(seqs(&out), vec![11]);
+    let gap = 1500.0 / (2.0 * 1500.0 * 11.0 / 0.1);
+    let want = ms(200) + Duration::from_secs_f64(gap);
+    assert_eq!(s.timer_deadline(), Some(want));
+    out.clear();
+    s.on_timer(want, &mut out);
+    assert_eq!(seqs(&out), vec![12]);
+}
