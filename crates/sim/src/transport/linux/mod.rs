@@ -6,10 +6,12 @@
 //! - [`cc`]: the congestion-control interface, shaped like Linux's
 //!   `tcp_congestion_ops`, and Reno's window arithmetic every module uses.
 //! - [`cubic`]: CUBIC's window law (RFC 9438, Linux's constants).
+//! - [`cubic_cc`]: CUBIC with HyStart as Linux's `cubic` module.
 //! - [`dctcp`]: DCTCP (RFC 8257) as Linux's `dctcp` module.
 //! - [`reno`]: Linux's `reno` module.
 
 pub mod cc;
 pub mod cubic;
+pub mod cubic_cc;
 pub mod dctcp;
 pub mod reno;
