@@ -8,10 +8,13 @@
 //! - [`cubic`]: CUBIC's window law (RFC 9438, Linux's constants).
 //! - [`cubic_cc`]: CUBIC with HyStart as Linux's `cubic` module.
 //! - [`dctcp`]: DCTCP (RFC 8257) as Linux's `dctcp` module.
+//! - [`prague`]: TCP Prague, the L4S sender, as the L4S team's Linux
+//!   `prague` module.
 //! - [`reno`]: Linux's `reno` module.
 
 pub mod cc;
 pub mod cubic;
 pub mod cubic_cc;
 pub mod dctcp;
+pub mod prague;
 pub mod reno;
