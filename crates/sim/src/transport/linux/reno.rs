@@ -6,7 +6,7 @@
 //!   [`reno_ssthresh`]).
 //! - `cong_avoid`: slow start below ssthresh, then one packet per window of
 //!   acknowledged packets, nothing when cwnd did not limit the sending
-//!   (`tcp_reno_cong_avoid`, [`reno_cong_avoid`]).
+//!   (`tcp_reno_cong_avoid`, [`super::cc::reno_cong_avoid`]).
 //! - `undo_cwnd`: the larger of cwnd and the cwnd before the reduction
 //!   (`tcp_reno_undo_cwnd`, the trait's default).
 //!
