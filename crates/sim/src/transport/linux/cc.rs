@@ -170,6 +170,9 @@ pub struct Tcp {
     pub snd_nxt: u64,
     /// The first unacknowledged sequence number (`snd_una`), in packets.
     pub snd_una: u64,
+    /// When data was last sent (`lsndtime`); CUBIC shifts its epoch by the
+    /// idle time since then on [`CaEvent::TxStart`].
+    pub lsndtime: Time,
 }
 
 impl Tcp {
@@ -196,6 +199,7 @@ impl Tcp {
             ca_state: CaState::Open,
             snd_nxt: 0,
             snd_una: 0,
+            lsndtime: Time::ZERO,
         }
     }
 

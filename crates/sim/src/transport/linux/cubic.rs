@@ -6,9 +6,10 @@
 //!
 //! Heads up: read RFC 9438 Section 4 first. This file is the law alone: a
 //! pure function of the time since the congestion epoch began and of the
-//! state a loss leaves; the sender of the Linux-style family calls it per
-//! acknowledgement. HyStart (Section 4.10) belongs to slow start and is not
-//! here.
+//! state a loss leaves. The module that runs it per acknowledgement as
+//! Linux does, with HyStart, is [`super::cubic_cc`]; it takes K from here
+//! and keeps the rest of Linux's arithmetic (the bounds below are Linux's
+//! there).
 //!
 //! Windows are in packets (f64), times in seconds (f64), as the RFC states
 //! its equations:

@@ -8,11 +8,18 @@
 //! - [`sender`]: the sender: Linux's loss recovery (SACK, RACK, PRR, tail
 //!   loss probes, the RTO), ECN, delivery-rate sampling and pacing.
 //! - [`rtt`]: Linux's RTT estimator and RTO.
-//! - [`reno`]: Linux's Reno.
+//! - [`reno`]: Linux's `reno` module.
 //! - [`cubic`]: CUBIC's window law (RFC 9438, Linux's constants).
+//! - [`cubic_cc`]: CUBIC with HyStart as Linux's `cubic` module.
+//! - [`dctcp`]: DCTCP (RFC 8257) as Linux's `dctcp` module.
+//! - [`prague`]: TCP Prague, the L4S sender, as the L4S team's Linux
+//!   `prague` module.
 
 pub mod cc;
 pub mod cubic;
+pub mod cubic_cc;
+pub mod dctcp;
+pub mod prague;
 pub mod reno;
 pub mod rtt;
 pub mod sender;
@@ -27,6 +34,9 @@ use cc::{AckEvent, CaEvent, CaState, CongestionControl, RateSample, Tcp};
 #[derive(Clone, Debug)]
 pub enum Cc {
     Reno(reno::Reno),
+    Cubic(cubic_cc::Cubic),
+    Dctcp(dctcp::Dctcp),
+    Prague(prague::Prague),
 }
 
 /// Calls `$body` with `$c` bound to the algorithm inside a [`Cc`].
@@ -34,18 +44,26 @@ macro_rules! each {
     ($self:expr, $c:ident => $body:expr) => {
         match $self {
             Cc::Reno($c) => $body,
+            Cc::Cubic($c) => $body,
+            Cc::Dctcp($c) => $body,
+            Cc::Prague($c) => $body,
         }
     };
 }
 
 impl Cc {
-    /// The congestion control of a Linux-style `variant`; `seed` seeds its
-    /// own randomness, if it has any.
-    pub fn new(variant: Variant, _seed: u64) -> Result<Cc, String> {
-        match variant {
-            Variant::LinuxReno => Ok(Cc::Reno(reno::Reno)),
-            v => Err(format!("{:?} is not in the simulator yet", v.name())),
-        }
+    /// The congestion control of a Linux-style `variant`, with Linux's
+    /// parameters; `seed` seeds its own randomness (BBR's first gain
+    /// phase).
+    pub fn new(variant: Variant, seed: u64) -> Result<Cc, String> {
+        Ok(match variant {
+            Variant::LinuxReno => Cc::Reno(reno::Reno),
+            Variant::Cubic => Cc::Cubic(cubic_cc::Cubic::default()),
+            Variant::Bbr => return Err(format!("{:?} is not in the simulator yet (seed {seed})", variant.name())),
+            Variant::Dctcp => Cc::Dctcp(dctcp::Dctcp::default()),
+            Variant::Prague => Cc::Prague(prague::Prague::default()),
+            v => return Err(format!("{:?} is one of ns-2's agents, not of the Linux-style family", v.name())),
+        })
     }
 
     /// Whether the algorithm sets cwnd and the pacing rate itself

@@ -339,11 +339,42 @@ impl LinuxSender {
         }
         if self.started {
             self.tcp.now = now;
-            if self.tcp.in_flight == 0 && self.tcp.snd_nxt > 0 {
-                self.cc.cwnd_event(&mut self.tcp, CaEvent::TxStart);
-            }
+            self.slow_start_after_idle(now);
             self.push(now, out);
         }
+    }
+
+    /// `tcp_slow_start_after_idle_check`: after more than an RTO without
+    /// sending, with nothing outstanding, cwnd halves once per RTO idle,
+    /// down to the initial window (`tcp_cwnd_restart`); not for a
+    /// congestion control that sets cwnd itself.
+    fn slow_start_after_idle(&mut self, now: Time) {
+        if !self.established || self.packets_out() > 0 || self.cc_owns_cwnd() || self.data_segs_out == 0 {
+            return;
+        }
+        let rto = self.rtt.rto().nanos();
+        let mut idle = now.saturating_since(self.tcp.lsndtime).nanos();
+        if idle <= rto {
+            return;
+        }
+        self.cc.cwnd_event(&mut self.tcp, CaEvent::CwndRestart);
+        let restart = self.params.initial_window.min(self.tcp.cwnd);
+        self.tcp.ssthresh = self.tcp.ssthresh.max(self.tcp.cwnd / 2 + self.tcp.cwnd / 4);
+        while idle > rto && self.tcp.cwnd > restart {
+            idle -= rto;
+            self.tcp.cwnd >>= 1;
+        }
+        self.tcp.cwnd = self.tcp.cwnd.max(restart);
+        self.tcp.cwnd_cnt = 0;
+    }
+
+    /// `tcp_event_data_sent`: a data packet leaves.
+    fn data_sent(&mut self, now: Time) {
+        self.refresh_in_flight();
+        if self.tcp.in_flight == 0 {
+            self.cc.cwnd_event(&mut self.tcp, CaEvent::TxStart);
+        }
+        self.tcp.lsndtime = now;
     }
 
     /// Nothing beyond what was sent will be sent until `app_data`.
@@ -617,6 +648,9 @@ impl LinuxSender {
     fn transmit_new(&mut self, now: Time, out: &mut Vec<Segment>) -> bool {
         let seq = self.tcp.snd_nxt;
         let syn = self.params.syn && seq == 0;
+        if !syn {
+            self.data_sent(now);
+        }
         let (first_tx, delivered_at, delivered, app_limited) = self.rate_snapshot(now);
         self.q.push_back(Sent {
             sent_at: now,
@@ -651,6 +685,9 @@ impl LinuxSender {
 
     /// Sends packet `seq` again (`tcp_retransmit_skb`).
     fn retransmit(&mut self, seq: u64, now: Time, out: &mut Vec<Segment>) {
+        if !(self.params.syn && seq == 0) {
+            self.data_sent(now);
+        }
         let (first_tx, delivered_at, delivered, app_limited) = self.rate_snapshot(now);
         let reduction = self.in_cwnd_reduction();
         let s = self.sent_mut(seq);
