@@ -6,6 +6,8 @@
 //! - [`cc`]: the congestion-control interface, shaped like Linux's
 //!   `tcp_congestion_ops`, and Reno's window arithmetic every module uses.
 //! - [`cubic`]: CUBIC's window law (RFC 9438, Linux's constants).
+//! - [`bbr`]: BBR version 1, as Linux's `tcp_bbr.c`.
 
+pub mod bbr;
 pub mod cc;
 pub mod cubic;
