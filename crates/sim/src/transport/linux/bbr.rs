@@ -95,6 +95,13 @@
 //! - The random initial phase of the gain cycle comes from the seeded
 //!   stream given to [`Bbr::new`], uniform over 7 phases as Linux's
 //!   `prandom_u32_max(7)`.
+//!
+//! What the sender must do, as Linux's: call `cong_control` on every ACK,
+//! with `tcp.in_flight` and `tcp.delivered` already updated by it and
+//! `rs.prior_in_flight` from before it; call `ssthresh` before
+//! `set_state(Recovery)` or `set_state(Loss)`; honour `tcp.app_limited`,
+//! which PROBE_RTT sets so that its samples are marked app-limited; pace at
+//! `tcp.pacing_rate`.
 
 use aqmlab_qdisc::rng::Rng;
 use aqmlab_qdisc::{Duration, Time};
@@ -207,17 +214,17 @@ impl BbrParams {
                 self.extra_acked_gain
             ));
         }
-        if self.full_bw_rounds == 0 {
-            return Err("full_bw_rounds must be at least 1 (got 0)".into());
-        }
-        if self.bw_window_rounds == 0 {
-            return Err("bw_window_rounds must be at least 1 (got 0)".into());
+        for (key, v) in [
+            ("full_bw_rounds", self.full_bw_rounds),
+            ("bw_window_rounds", self.bw_window_rounds),
+            ("cwnd_min_target", self.cwnd_min_target),
+        ] {
+            if v == 0 {
+                return Err(format!("{key} must be at least 1 (got 0)"));
+            }
         }
         if self.min_rtt_window == Duration::ZERO {
             return Err("min_rtt_window must be positive (got 0)".into());
-        }
-        if self.cwnd_min_target == 0 {
-            return Err("cwnd_min_target must be at least 1 packet (got 0)".into());
         }
         if self.pacing_margin_percent >= 100 {
             return Err(format!(
@@ -237,9 +244,10 @@ impl BbrParams {
 }
 
 /// BBR's modes (Linux's `enum bbr_mode`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum BbrMode {
     /// Ramp up the sending rate to fill the pipe.
+    #[default]
     Startup,
     /// Drain the queue STARTUP built.
     Drain,
@@ -303,6 +311,16 @@ impl WindowedMax {
     }
 }
 
+impl State {
+    /// Linux's state after `bbr_init` zeroes it: no RTT sample yet.
+    fn new() -> State {
+        State {
+            min_rtt_us: NO_MIN_RTT,
+            ..State::default()
+        }
+    }
+}
+
 /// A time in Linux's microseconds.
 fn us(t: Time) -> u64 {
     t.nanos() / 1000
@@ -313,25 +331,24 @@ fn us_delta(t1: Time, t0: Time) -> u64 {
     us(t1).saturating_sub(us(t0))
 }
 
-/// BBR's state (Linux's `struct bbr`); see the module notes.
+/// BBR (see the module notes): its parameters, with the gains in Linux's
+/// 1/256 units, the stream of its gain-cycle phases, and its state.
 #[derive(Clone, Debug)]
 pub struct Bbr {
-    // Constants, gains in 1/256.
+    p: BbrParams,
     high_gain: u32,
     drain_gain: u32,
     steady_cwnd_gain: u32,
     cycle_gains: [u32; CYCLE_LEN],
     full_bw_thresh: u32,
-    full_bw_rounds: u32,
-    bw_window_rounds: u32,
-    min_rtt_window: Duration,
-    probe_rtt_duration: Duration,
-    cwnd_min_target: u32,
-    pacing_margin_percent: u32,
     extra_acked_gain: u32,
-    tso_segs_goal: Option<u32>,
     rng: Rng,
+    s: State,
+}
 
+/// What changes as the connection runs (Linux's `struct bbr`).
+#[derive(Clone, Debug, Default)]
+struct State {
     mode: BbrMode,
     min_rtt_us: u64,
     min_rtt_stamp: Time,
@@ -378,61 +395,21 @@ impl Bbr {
         let down = fixed(p.probe_down_gain);
         let u = BBR_UNIT;
         Bbr {
+            p,
             high_gain: fixed(p.high_gain),
             drain_gain: fixed(p.drain_gain),
             steady_cwnd_gain: fixed(p.cwnd_gain),
             cycle_gains: [up, down, u, u, u, u, u, u],
             full_bw_thresh: fixed(p.full_bw_thresh),
-            full_bw_rounds: p.full_bw_rounds,
-            bw_window_rounds: p.bw_window_rounds,
-            min_rtt_window: p.min_rtt_window,
-            probe_rtt_duration: p.probe_rtt_duration,
-            cwnd_min_target: p.cwnd_min_target,
-            pacing_margin_percent: p.pacing_margin_percent,
             extra_acked_gain: fixed(p.extra_acked_gain),
-            tso_segs_goal: p.tso_segs_goal,
             rng,
-            mode: BbrMode::Startup,
-            min_rtt_us: NO_MIN_RTT,
-            min_rtt_stamp: Time::ZERO,
-            probe_rtt_done_stamp: None,
-            bw: WindowedMax::default(),
-            rtt_cnt: 0,
-            next_rtt_delivered: 0,
-            cycle_mstamp: Time::ZERO,
-            prev_ca_state: CaState::Open,
-            packet_conservation: false,
-            round_start: false,
-            idle_restart: false,
-            probe_rtt_round_done: false,
-            lt_is_sampling: false,
-            lt_rtt_cnt: 0,
-            lt_use_bw: false,
-            lt_bw: 0,
-            lt_last_delivered: 0,
-            lt_last_stamp_ms: 0,
-            lt_last_lost: 0,
-            pacing_gain: 0,
-            cwnd_gain: 0,
-            full_bw_reached: false,
-            full_bw_cnt: 0,
-            cycle_idx: 0,
-            has_seen_rtt: false,
-            prior_cwnd: 0,
-            full_bw: 0,
-            ack_epoch_mstamp: Time::ZERO,
-            extra_acked: [0; 2],
-            ack_epoch_acked: 0,
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
-            delivered_mstamp: Time::ZERO,
-            seen_delivered: 0,
+            s: State::new(),
         }
     }
 
     /// The current mode.
     pub fn mode(&self) -> BbrMode {
-        self.mode
+        self.s.mode
     }
 
     /// The bandwidth estimate in packets per second (the long-term one
@@ -443,42 +420,42 @@ impl Bbr {
 
     /// The min_rtt estimate, `None` before any RTT sample.
     pub fn min_rtt(&self) -> Option<Duration> {
-        (self.min_rtt_us != NO_MIN_RTT).then(|| Duration::from_micros(self.min_rtt_us))
+        (self.s.min_rtt_us != NO_MIN_RTT).then(|| Duration::from_micros(self.s.min_rtt_us))
     }
 
     /// The current pacing and cwnd gains.
     pub fn gains(&self) -> (f64, f64) {
         let f = |g: u32| g as f64 / BBR_UNIT as f64;
-        (f(self.pacing_gain), f(self.cwnd_gain))
+        (f(self.s.pacing_gain), f(self.s.cwnd_gain))
     }
 
     /// Whether STARTUP is estimated to have filled the pipe.
     pub fn full_bw_reached(&self) -> bool {
-        self.full_bw_reached
+        self.s.full_bw_reached
     }
 
     /// Keeps `delivered_mstamp` as Linux's: the time of the latest delivery.
     fn note_delivery(&mut self, tcp: &Tcp) {
-        if tcp.delivered != self.seen_delivered {
-            self.seen_delivered = tcp.delivered;
-            self.delivered_mstamp = tcp.now;
+        if tcp.delivered != self.s.seen_delivered {
+            self.s.seen_delivered = tcp.delivered;
+            self.s.delivered_mstamp = tcp.now;
         }
     }
 
     fn max_bw(&self) -> u64 {
-        self.bw.get()
+        self.s.bw.get()
     }
 
     fn bw(&self) -> u64 {
-        if self.lt_use_bw {
-            self.lt_bw
+        if self.s.lt_use_bw {
+            self.s.lt_bw
         } else {
             self.max_bw()
         }
     }
 
     fn extra_acked(&self) -> u32 {
-        self.extra_acked[0].max(self.extra_acked[1])
+        self.s.extra_acked[0].max(self.s.extra_acked[1])
     }
 
     /// A scaled bandwidth times `gain`, less the pacing margin, in bytes
@@ -486,7 +463,7 @@ impl Bbr {
     fn rate_bytes_per_sec(&self, mss: u32, rate: u64, gain: u32) -> u64 {
         let mut r = rate as u128 * mss as u128 * gain as u128;
         r >>= BBR_SCALE;
-        r *= (1_000_000 / 100 * (100 - self.pacing_margin_percent as u64)) as u128;
+        r *= (1_000_000 / 100 * (100 - self.p.pacing_margin_percent as u64)) as u128;
         (r >> BW_SCALE) as u64
     }
 
@@ -494,7 +471,7 @@ impl Bbr {
     /// 1 ms without an RTT sample.
     fn init_pacing_rate_from_rtt(&mut self, tcp: &mut Tcp) {
         let rtt_us = if tcp.srtt > Duration::ZERO {
-            self.has_seen_rtt = true;
+            self.s.has_seen_rtt = true;
             (tcp.srtt.nanos() / 1000).max(1)
         } else {
             1000
@@ -505,10 +482,10 @@ impl Bbr {
 
     fn set_pacing_rate(&mut self, tcp: &mut Tcp, bw: u64, gain: u32) {
         let rate = self.rate_bytes_per_sec(tcp.mss, bw, gain) as f64;
-        if !self.has_seen_rtt && tcp.srtt > Duration::ZERO {
+        if !self.s.has_seen_rtt && tcp.srtt > Duration::ZERO {
             self.init_pacing_rate_from_rtt(tcp);
         }
-        if self.full_bw_reached || rate > tcp.pacing_rate.unwrap_or(0.0) {
+        if self.s.full_bw_reached || rate > tcp.pacing_rate.unwrap_or(0.0) {
             tcp.pacing_rate = Some(rate);
         }
     }
@@ -524,7 +501,7 @@ impl Bbr {
 
     /// Packets per burst (Linux's `bbr_tso_segs_goal`; see the module notes).
     fn tso_segs_goal(&self, tcp: &Tcp) -> u32 {
-        if let Some(n) = self.tso_segs_goal {
+        if let Some(n) = self.p.tso_segs_goal {
             return n;
         }
         let bytes = ((tcp.pacing_rate.unwrap_or(0.0) as u64) >> PACING_SHIFT).min(MAX_BURST_BYTES);
@@ -535,19 +512,19 @@ impl Bbr {
     /// Saves the last cwnd known to be good, to restore after recovery or
     /// PROBE_RTT.
     fn save_cwnd(&mut self, tcp: &Tcp) {
-        if self.prev_ca_state < CaState::Recovery && self.mode != BbrMode::ProbeRtt {
-            self.prior_cwnd = tcp.cwnd;
+        if self.s.prev_ca_state < CaState::Recovery && self.s.mode != BbrMode::ProbeRtt {
+            self.s.prior_cwnd = tcp.cwnd;
         } else {
-            self.prior_cwnd = self.prior_cwnd.max(tcp.cwnd);
+            self.s.prior_cwnd = self.s.prior_cwnd.max(tcp.cwnd);
         }
     }
 
     /// ceil(bw * min_rtt * gain) in packets.
     fn bdp(&self, bw: u64, gain: u32) -> u32 {
-        if self.min_rtt_us == NO_MIN_RTT {
+        if self.s.min_rtt_us == NO_MIN_RTT {
             return TCP_INIT_CWND;
         }
-        let w = bw as u128 * self.min_rtt_us as u128;
+        let w = bw as u128 * self.s.min_rtt_us as u128;
         (((w * gain as u128) >> BBR_SCALE).div_ceil(BW_UNIT as u128)) as u32
     }
 
@@ -556,7 +533,7 @@ impl Bbr {
     fn quantization_budget(&self, tcp: &Tcp, cwnd: u32) -> u32 {
         let mut cwnd = cwnd + 3 * self.tso_segs_goal(tcp);
         cwnd = (cwnd + 1) & !1;
-        if self.mode == BbrMode::ProbeBw && self.cycle_idx == 0 {
+        if self.s.mode == BbrMode::ProbeBw && self.s.cycle_idx == 0 {
             cwnd += 2;
         }
         cwnd
@@ -570,7 +547,7 @@ impl Bbr {
     /// Linux's `bbr_packets_in_net_at_edt` with no departure scheduled
     /// ahead of now (see the module notes).
     fn packets_in_net_at_edt(&self, tcp: &Tcp, inflight_now: u32) -> u32 {
-        if self.pacing_gain > BBR_UNIT {
+        if self.s.pacing_gain > BBR_UNIT {
             inflight_now + self.tso_segs_goal(tcp)
         } else {
             inflight_now
@@ -579,7 +556,7 @@ impl Bbr {
 
     /// The cwnd allowance for ACK aggregation, once the pipe is full.
     fn ack_aggregation_cwnd(&self) -> u32 {
-        if self.extra_acked_gain == 0 || !self.full_bw_reached {
+        if self.extra_acked_gain == 0 || !self.s.full_bw_reached {
             return 0;
         }
         let max_aggr = (self.bw() as u128 * EXTRA_ACKED_MAX_US as u128 / BW_UNIT as u128) as u64;
@@ -591,22 +568,22 @@ impl Bbr {
     /// packets; leaving recovery restores the saved cwnd. Returns the cwnd
     /// and whether packet conservation decides it.
     fn set_cwnd_to_recover_or_restore(&mut self, tcp: &Tcp, rs: &RateSample, acked: u32) -> (u32, bool) {
-        let prev = self.prev_ca_state;
+        let prev = self.s.prev_ca_state;
         let state = tcp.ca_state;
         let mut cwnd = tcp.cwnd;
         if rs.losses > 0 {
             cwnd = cwnd.saturating_sub(rs.losses).max(1);
         }
         if state == CaState::Recovery && prev != CaState::Recovery {
-            self.packet_conservation = true;
-            self.next_rtt_delivered = tcp.delivered;
+            self.s.packet_conservation = true;
+            self.s.next_rtt_delivered = tcp.delivered;
             cwnd = tcp.in_flight + acked;
         } else if prev >= CaState::Recovery && state < CaState::Recovery {
-            cwnd = cwnd.max(self.prior_cwnd);
-            self.packet_conservation = false;
+            cwnd = cwnd.max(self.s.prior_cwnd);
+            self.s.packet_conservation = false;
         }
-        self.prev_ca_state = state;
-        if self.packet_conservation {
+        self.s.prev_ca_state = state;
+        if self.s.packet_conservation {
             return (cwnd.max(tcp.in_flight + acked), true);
         }
         (cwnd, false)
@@ -620,17 +597,17 @@ impl Bbr {
             if !conserving {
                 let target = self.bdp(bw, gain) + self.ack_aggregation_cwnd();
                 let target = self.quantization_budget(tcp, target);
-                if self.full_bw_reached {
+                if self.s.full_bw_reached {
                     cwnd = (cwnd + acked).min(target);
                 } else if cwnd < target || tcp.delivered < TCP_INIT_CWND as u64 {
                     cwnd += acked;
                 }
-                cwnd = cwnd.max(self.cwnd_min_target);
+                cwnd = cwnd.max(self.p.cwnd_min_target);
             }
         }
         tcp.cwnd = cwnd.min(tcp.cwnd_clamp);
-        if self.mode == BbrMode::ProbeRtt {
-            tcp.cwnd = tcp.cwnd.min(self.cwnd_min_target);
+        if self.s.mode == BbrMode::ProbeRtt {
+            tcp.cwnd = tcp.cwnd.min(self.p.cwnd_min_target);
         }
     }
 
@@ -638,25 +615,25 @@ impl Bbr {
     /// once inflight reached its target or packets were lost; 0.75 also
     /// ends as soon as inflight is down to BDP.
     fn is_next_cycle_phase(&self, tcp: &Tcp, rs: &RateSample) -> bool {
-        let is_full_length = us_delta(self.delivered_mstamp, self.cycle_mstamp) > self.min_rtt_us;
-        if self.pacing_gain == BBR_UNIT {
+        let is_full_length = us_delta(self.s.delivered_mstamp, self.s.cycle_mstamp) > self.s.min_rtt_us;
+        if self.s.pacing_gain == BBR_UNIT {
             return is_full_length;
         }
         let inflight = self.packets_in_net_at_edt(tcp, rs.prior_in_flight);
         let bw = self.max_bw();
-        if self.pacing_gain > BBR_UNIT {
-            return is_full_length && (rs.losses > 0 || inflight >= self.inflight(tcp, bw, self.pacing_gain));
+        if self.s.pacing_gain > BBR_UNIT {
+            return is_full_length && (rs.losses > 0 || inflight >= self.inflight(tcp, bw, self.s.pacing_gain));
         }
         is_full_length || inflight <= self.inflight(tcp, bw, BBR_UNIT)
     }
 
     fn advance_cycle_phase(&mut self) {
-        self.cycle_idx = (self.cycle_idx + 1) % CYCLE_LEN;
-        self.cycle_mstamp = self.delivered_mstamp;
+        self.s.cycle_idx = (self.s.cycle_idx + 1) % CYCLE_LEN;
+        self.s.cycle_mstamp = self.s.delivered_mstamp;
     }
 
     fn update_cycle_phase(&mut self, tcp: &Tcp, rs: &RateSample) {
-        if self.mode == BbrMode::ProbeBw && self.is_next_cycle_phase(tcp, rs) {
+        if self.s.mode == BbrMode::ProbeBw && self.is_next_cycle_phase(tcp, rs) {
             self.advance_cycle_phase();
         }
     }
@@ -664,61 +641,61 @@ impl Bbr {
     /// Enters PROBE_BW at a random phase other than the 0.75 one: the
     /// index drawn is 7 - r, r uniform in 0..7, then advanced by one.
     fn reset_probe_bw_mode(&mut self) {
-        self.mode = BbrMode::ProbeBw;
+        self.s.mode = BbrMode::ProbeBw;
         let r = self.rng.random_range(0..CYCLE_RAND) as usize;
-        self.cycle_idx = CYCLE_LEN - 1 - r;
+        self.s.cycle_idx = CYCLE_LEN - 1 - r;
         self.advance_cycle_phase();
     }
 
     fn reset_mode(&mut self) {
-        if self.full_bw_reached {
+        if self.s.full_bw_reached {
             self.reset_probe_bw_mode();
         } else {
-            self.mode = BbrMode::Startup;
+            self.s.mode = BbrMode::Startup;
         }
     }
 
     /// Starts a new long-term sampling interval.
     fn reset_lt_bw_sampling_interval(&mut self, tcp: &Tcp) {
-        self.lt_last_stamp_ms = us(self.delivered_mstamp) / 1000;
-        self.lt_last_delivered = tcp.delivered;
-        self.lt_last_lost = tcp.lost;
-        self.lt_rtt_cnt = 0;
+        self.s.lt_last_stamp_ms = us(self.s.delivered_mstamp) / 1000;
+        self.s.lt_last_delivered = tcp.delivered;
+        self.s.lt_last_lost = tcp.lost;
+        self.s.lt_rtt_cnt = 0;
     }
 
     /// Forgets all long-term sampling.
     fn reset_lt_bw_sampling(&mut self, tcp: &Tcp) {
-        self.lt_bw = 0;
-        self.lt_use_bw = false;
-        self.lt_is_sampling = false;
+        self.s.lt_bw = 0;
+        self.s.lt_use_bw = false;
+        self.s.lt_is_sampling = false;
         self.reset_lt_bw_sampling_interval(tcp);
     }
 
     /// A long-term interval ended with bandwidth `bw`: if it agrees with
     /// the previous interval's, policing is assumed.
     fn lt_bw_interval_done(&mut self, tcp: &Tcp, bw: u64) {
-        if self.lt_bw > 0 {
-            let diff = bw.abs_diff(self.lt_bw);
-            if diff * BBR_UNIT as u64 <= LT_BW_RATIO * self.lt_bw
+        if self.s.lt_bw > 0 {
+            let diff = bw.abs_diff(self.s.lt_bw);
+            if diff * BBR_UNIT as u64 <= LT_BW_RATIO * self.s.lt_bw
                 || self.rate_bytes_per_sec(tcp.mss, diff, BBR_UNIT) <= LT_BW_DIFF
             {
-                self.lt_bw = (bw + self.lt_bw) >> 1;
-                self.lt_use_bw = true;
-                self.pacing_gain = BBR_UNIT;
-                self.lt_rtt_cnt = 0;
+                self.s.lt_bw = (bw + self.s.lt_bw) >> 1;
+                self.s.lt_use_bw = true;
+                self.s.pacing_gain = BBR_UNIT;
+                self.s.lt_rtt_cnt = 0;
                 return;
             }
         }
-        self.lt_bw = bw;
+        self.s.lt_bw = bw;
         self.reset_lt_bw_sampling_interval(tcp);
     }
 
     /// Long-term (policer) bandwidth sampling, per ACK and at a timeout.
     fn lt_bw_sampling(&mut self, tcp: &Tcp, losses: u32, is_app_limited: bool) {
-        if self.lt_use_bw {
-            if self.mode == BbrMode::ProbeBw && self.round_start {
-                self.lt_rtt_cnt += 1;
-                if self.lt_rtt_cnt >= LT_BW_MAX_RTTS {
+        if self.s.lt_use_bw {
+            if self.s.mode == BbrMode::ProbeBw && self.s.round_start {
+                self.s.lt_rtt_cnt += 1;
+                if self.s.lt_rtt_cnt >= LT_BW_MAX_RTTS {
                     self.reset_lt_bw_sampling(tcp);
                     self.reset_probe_bw_mode();
                 }
@@ -726,24 +703,24 @@ impl Bbr {
             return;
         }
         // Sampling starts at the first loss, once a policer's tokens ran out.
-        if !self.lt_is_sampling {
+        if !self.s.lt_is_sampling {
             if losses == 0 {
                 return;
             }
             self.reset_lt_bw_sampling_interval(tcp);
-            self.lt_is_sampling = true;
+            self.s.lt_is_sampling = true;
         }
         if is_app_limited {
             self.reset_lt_bw_sampling(tcp);
             return;
         }
-        if self.round_start {
-            self.lt_rtt_cnt += 1;
+        if self.s.round_start {
+            self.s.lt_rtt_cnt += 1;
         }
-        if self.lt_rtt_cnt < LT_INTVL_MIN_RTTS {
+        if self.s.lt_rtt_cnt < LT_INTVL_MIN_RTTS {
             return;
         }
-        if self.lt_rtt_cnt > 4 * LT_INTVL_MIN_RTTS {
+        if self.s.lt_rtt_cnt > 4 * LT_INTVL_MIN_RTTS {
             self.reset_lt_bw_sampling(tcp);
             return;
         }
@@ -751,16 +728,16 @@ impl Bbr {
         if losses == 0 {
             return;
         }
-        let lost = tcp.lost - self.lt_last_lost;
-        let delivered = tcp.delivered - self.lt_last_delivered;
+        let lost = tcp.lost - self.s.lt_last_lost;
+        let delivered = tcp.delivered - self.s.lt_last_delivered;
         if delivered == 0 || (lost << BBR_SCALE) < LT_LOSS_THRESH * delivered {
             return;
         }
-        let now_ms = us(self.delivered_mstamp) / 1000;
-        if now_ms < self.lt_last_stamp_ms + 1 {
+        let now_ms = us(self.s.delivered_mstamp) / 1000;
+        if now_ms < self.s.lt_last_stamp_ms + 1 {
             return;
         }
-        let t_us = (now_ms - self.lt_last_stamp_ms) * 1000;
+        let t_us = (now_ms - self.s.lt_last_stamp_ms) * 1000;
         if t_us >= u32::MAX as u64 {
             self.reset_lt_bw_sampling(tcp);
             return;
@@ -770,21 +747,21 @@ impl Bbr {
 
     /// Round counting and the bandwidth filter.
     fn update_bw(&mut self, tcp: &Tcp, rs: &RateSample) {
-        self.round_start = false;
+        self.s.round_start = false;
         let interval_us = rs.interval.map_or(0, |i| i.nanos() / 1000);
         if rs.delivered < 0 || interval_us == 0 {
             return;
         }
-        if rs.prior_delivered >= self.next_rtt_delivered {
-            self.next_rtt_delivered = tcp.delivered;
-            self.rtt_cnt = self.rtt_cnt.wrapping_add(1);
-            self.round_start = true;
-            self.packet_conservation = false;
+        if rs.prior_delivered >= self.s.next_rtt_delivered {
+            self.s.next_rtt_delivered = tcp.delivered;
+            self.s.rtt_cnt = self.s.rtt_cnt.wrapping_add(1);
+            self.s.round_start = true;
+            self.s.packet_conservation = false;
         }
         self.lt_bw_sampling(tcp, rs.losses, rs.is_app_limited);
         let bw = rs.delivered as u64 * BW_UNIT / interval_us;
         if !rs.is_app_limited || bw >= self.max_bw() {
-            self.bw.running_max(self.bw_window_rounds, self.rtt_cnt, bw);
+            self.s.bw.running_max(self.p.bw_window_rounds, self.s.rtt_cnt, bw);
         }
     }
 
@@ -795,28 +772,28 @@ impl Bbr {
         if self.extra_acked_gain == 0 || rs.acked_sacked == 0 || !valid {
             return;
         }
-        if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1f);
-            if self.extra_acked_win_rtts >= EXTRA_ACKED_WIN_RTTS {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx ^= 1;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
+        if self.s.round_start {
+            self.s.extra_acked_win_rtts = (self.s.extra_acked_win_rtts + 1).min(0x1f);
+            if self.s.extra_acked_win_rtts >= EXTRA_ACKED_WIN_RTTS {
+                self.s.extra_acked_win_rtts = 0;
+                self.s.extra_acked_win_idx ^= 1;
+                self.s.extra_acked[self.s.extra_acked_win_idx] = 0;
             }
         }
-        let epoch_us = us_delta(self.delivered_mstamp, self.ack_epoch_mstamp);
+        let epoch_us = us_delta(self.s.delivered_mstamp, self.s.ack_epoch_mstamp);
         let mut expected = (self.bw() as u128 * epoch_us as u128 / BW_UNIT as u128) as u64;
-        if self.ack_epoch_acked as u64 <= expected
-            || self.ack_epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH
+        if self.s.ack_epoch_acked as u64 <= expected
+            || self.s.ack_epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH
         {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp = self.delivered_mstamp;
+            self.s.ack_epoch_acked = 0;
+            self.s.ack_epoch_mstamp = self.s.delivered_mstamp;
             expected = 0;
         }
-        self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked).min(0xfffff);
-        let extra = (self.ack_epoch_acked as u64 - expected).min(tcp.cwnd as u64) as u32;
+        self.s.ack_epoch_acked = (self.s.ack_epoch_acked + rs.acked_sacked).min(0xfffff);
+        let extra = (self.s.ack_epoch_acked as u64 - expected).min(tcp.cwnd as u64) as u32;
         // Linux keeps the value in 16 bits; cwnd bounds it below that in practice.
         let extra = extra.min(u16::MAX as u32);
-        let slot = &mut self.extra_acked[self.extra_acked_win_idx];
+        let slot = &mut self.s.extra_acked[self.s.extra_acked_win_idx];
         if extra > *slot {
             *slot = extra;
         }
@@ -825,25 +802,25 @@ impl Bbr {
     /// STARTUP has filled the pipe when max bw grew less than 25 % in 3
     /// consecutive non-app-limited rounds.
     fn check_full_bw_reached(&mut self, rs: &RateSample) {
-        if self.full_bw_reached || !self.round_start || rs.is_app_limited {
+        if self.s.full_bw_reached || !self.s.round_start || rs.is_app_limited {
             return;
         }
-        let thresh = ((self.full_bw as u128 * self.full_bw_thresh as u128) >> BBR_SCALE) as u64;
+        let thresh = ((self.s.full_bw as u128 * self.full_bw_thresh as u128) >> BBR_SCALE) as u64;
         if self.max_bw() >= thresh {
-            self.full_bw = self.max_bw();
-            self.full_bw_cnt = 0;
+            self.s.full_bw = self.max_bw();
+            self.s.full_bw_cnt = 0;
             return;
         }
-        self.full_bw_cnt += 1;
-        self.full_bw_reached = self.full_bw_cnt >= self.full_bw_rounds;
+        self.s.full_bw_cnt += 1;
+        self.s.full_bw_reached = self.s.full_bw_cnt >= self.p.full_bw_rounds;
     }
 
     fn check_drain(&mut self, tcp: &mut Tcp) {
-        if self.mode == BbrMode::Startup && self.full_bw_reached {
-            self.mode = BbrMode::Drain;
+        if self.s.mode == BbrMode::Startup && self.s.full_bw_reached {
+            self.s.mode = BbrMode::Drain;
             tcp.ssthresh = self.inflight(tcp, self.max_bw(), BBR_UNIT);
         }
-        if self.mode == BbrMode::Drain
+        if self.s.mode == BbrMode::Drain
             && self.packets_in_net_at_edt(tcp, tcp.in_flight) <= self.inflight(tcp, self.max_bw(), BBR_UNIT)
         {
             self.reset_probe_bw_mode();
@@ -851,65 +828,65 @@ impl Bbr {
     }
 
     fn check_probe_rtt_done(&mut self, tcp: &mut Tcp) {
-        match self.probe_rtt_done_stamp {
+        match self.s.probe_rtt_done_stamp {
             Some(done) if tcp.now > done => {}
             _ => return,
         }
-        self.min_rtt_stamp = tcp.now;
-        tcp.cwnd = tcp.cwnd.max(self.prior_cwnd);
+        self.s.min_rtt_stamp = tcp.now;
+        tcp.cwnd = tcp.cwnd.max(self.s.prior_cwnd);
         self.reset_mode();
     }
 
     /// The min_rtt filter, and PROBE_RTT when it expires.
     fn update_min_rtt(&mut self, tcp: &mut Tcp, rs: &RateSample) {
-        let filter_expired = tcp.now > self.min_rtt_stamp + self.min_rtt_window;
+        let filter_expired = tcp.now > self.s.min_rtt_stamp + self.p.min_rtt_window;
         if let Some(rtt) = rs.rtt {
             let rtt_us = rtt.nanos() / 1000;
-            if rtt_us <= self.min_rtt_us || filter_expired {
-                self.min_rtt_us = rtt_us;
-                self.min_rtt_stamp = tcp.now;
+            if rtt_us <= self.s.min_rtt_us || filter_expired {
+                self.s.min_rtt_us = rtt_us;
+                self.s.min_rtt_stamp = tcp.now;
             }
         }
-        if self.probe_rtt_duration > Duration::ZERO
+        if self.p.probe_rtt_duration > Duration::ZERO
             && filter_expired
-            && !self.idle_restart
-            && self.mode != BbrMode::ProbeRtt
+            && !self.s.idle_restart
+            && self.s.mode != BbrMode::ProbeRtt
         {
-            self.mode = BbrMode::ProbeRtt;
+            self.s.mode = BbrMode::ProbeRtt;
             self.save_cwnd(tcp);
-            self.probe_rtt_done_stamp = None;
+            self.s.probe_rtt_done_stamp = None;
         }
-        if self.mode == BbrMode::ProbeRtt {
+        if self.s.mode == BbrMode::ProbeRtt {
             // Samples of this mode's low rate are app-limited.
             tcp.app_limited = (tcp.delivered + tcp.in_flight as u64).max(1);
-            if self.probe_rtt_done_stamp.is_none() && tcp.in_flight <= self.cwnd_min_target {
-                self.probe_rtt_done_stamp = Some(tcp.now + self.probe_rtt_duration);
-                self.probe_rtt_round_done = false;
-                self.next_rtt_delivered = tcp.delivered;
-            } else if self.probe_rtt_done_stamp.is_some() {
-                if self.round_start {
-                    self.probe_rtt_round_done = true;
+            if self.s.probe_rtt_done_stamp.is_none() && tcp.in_flight <= self.p.cwnd_min_target {
+                self.s.probe_rtt_done_stamp = Some(tcp.now + self.p.probe_rtt_duration);
+                self.s.probe_rtt_round_done = false;
+                self.s.next_rtt_delivered = tcp.delivered;
+            } else if self.s.probe_rtt_done_stamp.is_some() {
+                if self.s.round_start {
+                    self.s.probe_rtt_round_done = true;
                 }
-                if self.probe_rtt_round_done {
+                if self.s.probe_rtt_round_done {
                     self.check_probe_rtt_done(tcp);
                 }
             }
         }
         // Idle restart ends with the first ACK that delivers data.
         if rs.delivered > 0 {
-            self.idle_restart = false;
+            self.s.idle_restart = false;
         }
     }
 
     fn update_gains(&mut self) {
-        (self.pacing_gain, self.cwnd_gain) = match self.mode {
+        (self.s.pacing_gain, self.s.cwnd_gain) = match self.s.mode {
             BbrMode::Startup => (self.high_gain, self.high_gain),
             BbrMode::Drain => (self.drain_gain, self.high_gain),
             BbrMode::ProbeBw => {
-                let g = if self.lt_use_bw {
+                let g = if self.s.lt_use_bw {
                     BBR_UNIT
                 } else {
-                    self.cycle_gains[self.cycle_idx]
+                    self.cycle_gains[self.s.cycle_idx]
                 };
                 (g, self.steady_cwnd_gain)
             }
@@ -938,39 +915,17 @@ impl CongestionControl for Bbr {
     }
 
     fn init(&mut self, tcp: &mut Tcp) {
-        self.seen_delivered = tcp.delivered;
-        self.delivered_mstamp = tcp.now;
-        self.prior_cwnd = 0;
+        self.s = State::new();
+        self.s.seen_delivered = tcp.delivered;
+        self.s.delivered_mstamp = tcp.now;
         tcp.ssthresh = INFINITE_SSTHRESH;
-        self.rtt_cnt = 0;
-        self.next_rtt_delivered = 0;
-        self.prev_ca_state = CaState::Open;
-        self.packet_conservation = false;
-        self.probe_rtt_done_stamp = None;
-        self.probe_rtt_round_done = false;
-        self.min_rtt_us = if tcp.min_rtt > Duration::ZERO {
-            tcp.min_rtt.nanos() / 1000
-        } else {
-            NO_MIN_RTT
-        };
-        self.min_rtt_stamp = tcp.now;
-        self.bw.reset(self.rtt_cnt, 0);
-        self.has_seen_rtt = false;
+        if tcp.min_rtt > Duration::ZERO {
+            self.s.min_rtt_us = tcp.min_rtt.nanos() / 1000;
+        }
+        self.s.min_rtt_stamp = tcp.now;
         self.init_pacing_rate_from_rtt(tcp);
-        self.round_start = false;
-        self.idle_restart = false;
-        self.full_bw_reached = false;
-        self.full_bw = 0;
-        self.full_bw_cnt = 0;
-        self.cycle_mstamp = Time::ZERO;
-        self.cycle_idx = 0;
         self.reset_lt_bw_sampling(tcp);
-        self.mode = BbrMode::Startup;
-        self.ack_epoch_mstamp = tcp.now;
-        self.ack_epoch_acked = 0;
-        self.extra_acked_win_rtts = 0;
-        self.extra_acked_win_idx = 0;
-        self.extra_acked = [0; 2];
+        self.s.ack_epoch_mstamp = tcp.now;
     }
 
     /// Saves cwnd for the end of recovery; ssthresh stays as it is.
@@ -983,8 +938,8 @@ impl CongestionControl for Bbr {
     /// long-term sampling start over.
     fn undo_cwnd(&mut self, tcp: &Tcp) -> u32 {
         self.note_delivery(tcp);
-        self.full_bw = 0;
-        self.full_bw_cnt = 0;
+        self.s.full_bw = 0;
+        self.s.full_bw_cnt = 0;
         self.reset_lt_bw_sampling(tcp);
         tcp.cwnd
     }
@@ -993,9 +948,9 @@ impl CongestionControl for Bbr {
     fn set_state(&mut self, tcp: &mut Tcp, new: CaState) {
         if new == CaState::Loss {
             self.note_delivery(tcp);
-            self.prev_ca_state = CaState::Loss;
-            self.full_bw = 0;
-            self.round_start = true;
+            self.s.prev_ca_state = CaState::Loss;
+            self.s.full_bw = 0;
+            self.s.round_start = true;
             self.lt_bw_sampling(tcp, 1, false);
         }
     }
@@ -1005,12 +960,12 @@ impl CongestionControl for Bbr {
     fn cwnd_event(&mut self, tcp: &mut Tcp, ev: CaEvent) {
         if ev == CaEvent::TxStart && tcp.app_limited != 0 {
             self.note_delivery(tcp);
-            self.idle_restart = true;
-            self.ack_epoch_mstamp = tcp.now;
-            self.ack_epoch_acked = 0;
-            if self.mode == BbrMode::ProbeBw {
+            self.s.idle_restart = true;
+            self.s.ack_epoch_mstamp = tcp.now;
+            self.s.ack_epoch_acked = 0;
+            if self.s.mode == BbrMode::ProbeBw {
                 self.set_pacing_rate(tcp, self.bw(), BBR_UNIT);
-            } else if self.mode == BbrMode::ProbeRtt {
+            } else if self.s.mode == BbrMode::ProbeRtt {
                 self.check_probe_rtt_done(tcp);
             }
         }
@@ -1020,8 +975,8 @@ impl CongestionControl for Bbr {
         self.note_delivery(tcp);
         self.update_model(tcp, rs);
         let bw = self.bw();
-        self.set_pacing_rate(tcp, bw, self.pacing_gain);
-        self.set_cwnd(tcp, rs, rs.acked_sacked, bw, self.cwnd_gain);
+        self.set_pacing_rate(tcp, bw, self.s.pacing_gain);
+        self.set_cwnd(tcp, rs, rs.acked_sacked, bw, self.s.cwnd_gain);
         true
     }
 }
@@ -1104,8 +1059,8 @@ mod test {
 
     /// Puts PROBE_BW in phase `idx` starting now.
     fn set_phase(b: &mut Bbr, t: &Tcp, idx: usize) {
-        b.cycle_idx = idx;
-        b.cycle_mstamp = t.now;
+        b.s.cycle_idx = idx;
+        b.s.cycle_mstamp = t.now;
         b.update_gains();
     }
 
@@ -1175,26 +1130,26 @@ mod test {
         for n in [16, 32, 64] {
             let rs = ack(&mut t, n, 1024, 1024);
             b.cong_control(&mut t, &rs);
-            assert_eq!(b.full_bw_cnt, 0);
+            assert_eq!(b.s.full_bw_cnt, 0);
         }
         // Two rounds at the same rate count 1 and 2; 80 packets is exactly
         // 1.25 x 64 and starts the count again.
         round(&mut b, &mut t);
         round(&mut b, &mut t);
-        assert_eq!(b.full_bw_cnt, 2);
+        assert_eq!(b.s.full_bw_cnt, 2);
         let rs = ack(&mut t, 80, 1024, 1024);
         b.cong_control(&mut t, &rs);
-        assert_eq!((b.full_bw_cnt, b.full_bw), (0, 80 << 14));
+        assert_eq!((b.s.full_bw_cnt, b.s.full_bw), (0, 80 << 14));
         for cnt in [1, 2] {
             let rs = ack(&mut t, 80, 1024, 1024);
             b.cong_control(&mut t, &rs);
-            assert_eq!(b.full_bw_cnt, cnt);
+            assert_eq!(b.s.full_bw_cnt, cnt);
         }
         // An app-limited round does not count.
         let mut rs = ack(&mut t, 80, 1024, 1024);
         rs.is_app_limited = true;
         b.cong_control(&mut t, &rs);
-        assert_eq!((b.full_bw_cnt, b.mode()), (2, BbrMode::Startup));
+        assert_eq!((b.s.full_bw_cnt, b.mode()), (2, BbrMode::Startup));
         // The third: DRAIN, with ssthresh = BDP(1) + 3 = 80 + 3, even: 84.
         let rs = ack(&mut t, 80, 1024, 1024);
         b.cong_control(&mut t, &rs);
@@ -1222,7 +1177,7 @@ mod test {
         round(&mut b, &mut t);
         assert_eq!(b.mode(), BbrMode::ProbeBw);
         assert_eq!(b.gains().1, 2.0);
-        assert_ne!(b.cycle_idx, 1);
+        assert_ne!(b.s.cycle_idx, 1);
     }
 
     #[test]
@@ -1233,8 +1188,8 @@ mod test {
         for _ in 0..700 {
             b.reset_probe_bw_mode();
             c.reset_probe_bw_mode();
-            assert_eq!(b.cycle_idx, c.cycle_idx);
-            seen[b.cycle_idx] += 1;
+            assert_eq!(b.s.cycle_idx, c.s.cycle_idx);
+            seen[b.s.cycle_idx] += 1;
         }
         assert_eq!(seen[1], 0);
         // The other seven phases all occur, each about 100 times.
@@ -1252,16 +1207,16 @@ mod test {
         t.in_flight = 10;
         let rs = ack(&mut t, 64, 1024, 1024);
         b.cong_control(&mut t, &rs);
-        assert_eq!(b.cycle_idx, 2);
+        assert_eq!(b.s.cycle_idx, 2);
         let rs = nudge(&mut t, 1);
         b.cong_control(&mut t, &rs);
-        assert_eq!(b.cycle_idx, 3);
-        assert_eq!(b.cycle_mstamp, t.now);
+        assert_eq!(b.s.cycle_idx, 3);
+        assert_eq!(b.s.cycle_mstamp, t.now);
         // Through the cycle: 3 .. 7, then 0 (the 1.25 phase).
         for idx in [4, 5, 6, 7, 0] {
             let rs = ack(&mut t, 64, 1025, 1024);
             b.cong_control(&mut t, &rs);
-            assert_eq!(b.cycle_idx, idx);
+            assert_eq!(b.s.cycle_idx, idx);
         }
         assert_eq!(b.gains(), (1.25, 2.0));
         // Pacing at 1.25: 2^20 x 1500 x 320 / 256 x 990000 / 2^24.
@@ -1278,24 +1233,24 @@ mod test {
         t.in_flight = 84;
         let rs = ack(&mut t, 64, 1025, 1024);
         b.cong_control(&mut t, &rs);
-        assert_eq!(b.cycle_idx, 0);
+        assert_eq!(b.s.cycle_idx, 0);
         // Enough in flight, but not yet a min_rtt.
         set_phase(&mut b, &t, 0);
         t.in_flight = 200;
         let rs = ack(&mut t, 64, 1024, 1024);
         b.cong_control(&mut t, &rs);
-        assert_eq!(b.cycle_idx, 0);
+        assert_eq!(b.s.cycle_idx, 0);
         t.in_flight = 85;
         let rs = nudge(&mut t, 1);
         b.cong_control(&mut t, &rs);
-        assert_eq!(b.cycle_idx, 1);
+        assert_eq!(b.s.cycle_idx, 1);
         // A loss ends it with little in flight.
         set_phase(&mut b, &t, 0);
         t.in_flight = 10;
         let mut rs = ack(&mut t, 64, 1025, 1024);
         rs.losses = 1;
         b.cong_control(&mut t, &rs);
-        assert_eq!(b.cycle_idx, 1);
+        assert_eq!(b.s.cycle_idx, 1);
     }
 
     #[test]
@@ -1307,12 +1262,12 @@ mod test {
         t.in_flight = 69;
         let rs = nudge(&mut t, 10);
         b.cong_control(&mut t, &rs);
-        assert_eq!(b.cycle_idx, 1);
+        assert_eq!(b.s.cycle_idx, 1);
         assert_eq!(t.pacing_rate, Some(69_609_375.0));
         t.in_flight = 68;
         let rs = nudge(&mut t, 10);
         b.cong_control(&mut t, &rs);
-        assert_eq!(b.cycle_idx, 2);
+        assert_eq!(b.s.cycle_idx, 2);
     }
 
     #[test]
@@ -1404,7 +1359,7 @@ mod test {
     #[test]
     fn test_probe_rtt_after_ten_seconds_holds_cwnd_4_for_200_ms_and_a_round() {
         let (mut b, mut t) = in_probe_bw();
-        let stamp = b.min_rtt_stamp;
+        let stamp = b.s.min_rtt_stamp;
         assert_eq!(stamp, t.now);
         t.cwnd = 150;
         // Higher RTT samples do not refresh min_rtt; at exactly 10 s the
@@ -1426,21 +1381,21 @@ mod test {
         assert_eq!(b.min_rtt(), Some(Duration::from_micros(2000)));
         assert_eq!(t.cwnd, 4);
         assert_eq!(b.gains(), (1.0, 1.0));
-        assert_eq!(b.prior_cwnd, cwnd);
+        assert_eq!(b.s.prior_cwnd, cwnd);
         assert!(t.app_limited > 0);
         // The 200 ms start once inflight is down to 4 packets.
         let rs = ack(&mut t, 64, 50_000, 2000);
         b.cong_control(&mut t, &rs);
-        assert_eq!(b.probe_rtt_done_stamp, None);
+        assert_eq!(b.s.probe_rtt_done_stamp, None);
         t.in_flight = 4;
         let rs = ack(&mut t, 4, 1000, 2000);
         b.cong_control(&mut t, &rs);
         let p = t.now;
-        assert_eq!(b.probe_rtt_done_stamp, Some(p + Duration::from_millis(200)));
+        assert_eq!(b.s.probe_rtt_done_stamp, Some(p + Duration::from_millis(200)));
         // A round ends 100 ms later; 200 ms are not yet over.
         let rs = ack(&mut t, 4, 100_000, 2000);
         b.cong_control(&mut t, &rs);
-        assert!(b.probe_rtt_round_done);
+        assert!(b.s.probe_rtt_round_done);
         assert_eq!(b.mode(), BbrMode::ProbeRtt);
         let rs = ack(&mut t, 4, 100_000, 2000);
         b.cong_control(&mut t, &rs);
@@ -1452,7 +1407,7 @@ mod test {
         let rs = ack(&mut t, 4, 1, 2000);
         b.cong_control(&mut t, &rs);
         assert_eq!(b.mode(), BbrMode::ProbeBw);
-        assert_eq!(b.min_rtt_stamp, t.now);
+        assert_eq!(b.s.min_rtt_stamp, t.now);
         assert!(t.cwnd >= cwnd);
     }
 
@@ -1465,7 +1420,7 @@ mod test {
         let rs = ack(&mut t, 64, 10_000_001, 2000);
         b.cong_control(&mut t, &rs);
         assert_eq!(b.mode(), BbrMode::ProbeRtt);
-        assert!(b.probe_rtt_done_stamp.is_some());
+        assert!(b.s.probe_rtt_done_stamp.is_some());
         // 300 ms later, but the ACKed packet was sent before PROBE_RTT's
         // round began: no round yet, no exit.
         let mut rs = ack(&mut t, 4, 300_000, 2000);
@@ -1485,7 +1440,7 @@ mod test {
         t.cwnd = 100;
         // ssthresh keeps its value (set on leaving STARTUP: 68) and saves cwnd.
         assert_eq!(b.ssthresh(&t), 68);
-        assert_eq!(b.prior_cwnd, 100);
+        assert_eq!(b.s.prior_cwnd, 100);
         b.set_state(&mut t, CaState::Recovery);
         t.ca_state = CaState::Recovery;
         // First ACK of recovery: cwnd = inflight + ACKed = 30 + 2.
@@ -1537,13 +1492,13 @@ mod test {
         for _ in 0..4 {
             lossy(&mut b, &mut t);
         }
-        assert_eq!(b.lt_bw, 1_073_741);
-        assert!(!b.lt_use_bw);
+        assert_eq!(b.s.lt_bw, 1_073_741);
+        assert!(!b.s.lt_use_bw);
         // The second: 256 packets in 4 ms, the same rate: policed.
         for _ in 0..4 {
             lossy(&mut b, &mut t);
         }
-        assert!(b.lt_use_bw);
+        assert!(b.s.lt_use_bw);
         assert_eq!(b.bw(), 1_073_741);
         assert_eq!(b.gains().0, 1.0);
         // 1073741 x 1500 x 990000 / 2^24 B/s.
@@ -1552,25 +1507,25 @@ mod test {
         for _ in 0..47 {
             round(&mut b, &mut t);
         }
-        assert!(b.lt_use_bw);
+        assert!(b.s.lt_use_bw);
         round(&mut b, &mut t);
-        assert!(!b.lt_use_bw);
+        assert!(!b.s.lt_use_bw);
         assert_eq!(b.mode(), BbrMode::ProbeBw);
     }
 
     #[test]
     fn test_timeout_and_undo_restart_full_bw_and_long_term_sampling() {
         let (mut b, mut t) = in_probe_bw();
-        assert_ne!(b.full_bw, 0);
+        assert_ne!(b.s.full_bw, 0);
         b.set_state(&mut t, CaState::Loss);
-        assert_eq!(b.full_bw, 0);
-        assert!(b.round_start);
-        assert!(b.lt_is_sampling);
-        assert_eq!(b.prev_ca_state, CaState::Loss);
+        assert_eq!(b.s.full_bw, 0);
+        assert!(b.s.round_start);
+        assert!(b.s.lt_is_sampling);
+        assert_eq!(b.s.prev_ca_state, CaState::Loss);
         t.cwnd = 37;
         assert_eq!(b.undo_cwnd(&t), 37);
-        assert!(!b.lt_is_sampling);
-        assert_eq!((b.full_bw, b.full_bw_cnt), (0, 0));
+        assert!(!b.s.lt_is_sampling);
+        assert_eq!((b.s.full_bw, b.s.full_bw_cnt), (0, 0));
     }
 
     #[test]
@@ -1585,7 +1540,7 @@ mod test {
         assert_eq!(t.pacing_rate, Some(116_015_625.0));
         t.app_limited = 5;
         b.cwnd_event(&mut t, CaEvent::TxStart);
-        assert!(b.idle_restart);
+        assert!(b.s.idle_restart);
         assert_eq!(t.pacing_rate, Some(92_812_500.0));
     }
 
@@ -1618,7 +1573,7 @@ mod test {
         let (mut b, mut t) = in_probe_bw();
         set_phase(&mut b, &t, 3);
         t.cwnd = 2;
-        b.bw.reset(b.rtt_cnt, 1);
+        b.s.bw.reset(b.s.rtt_cnt, 1);
         let mut rs = nudge(&mut t, 1);
         rs.delivered = -1;
         b.cong_control(&mut t, &rs);
