@@ -916,6 +916,9 @@ impl CongestionControl for Bbr {
 
     fn init(&mut self, tcp: &mut Tcp) {
         self.s = State::new();
+        // The count now rather than Linux's 0 (tcp_bbr.c as read): the same
+        // first round at a connection's start, and right if init runs later.
+        self.s.next_rtt_delivered = tcp.delivered;
         self.s.seen_delivered = tcp.delivered;
         self.s.delivered_mstamp = tcp.now;
         tcp.ssthresh = INFINITE_SSTHRESH;
@@ -1578,6 +1581,109 @@ mod test {
         rs.delivered = -1;
         b.cong_control(&mut t, &rs);
         assert_eq!(t.cwnd, 4);
+    }
+
+    /// A bulk flow through a 10 000 pkt/s bottleneck (100 us per packet,
+    /// unlimited FIFO) with 10 ms of propagation delay, one ACK per packet,
+    /// rate samples as `tcp_rate.c` takes them; returns the sender, its
+    /// state and the packets delivered in the last 10 s.
+    fn bulk_flow(secs: u64) -> (Bbr, Tcp, u64, Vec<(Time, BbrMode)>) {
+        struct Pkt {
+            sent: Time,
+            delivered: u64,
+            delivered_at: Time,
+            first_tx: Time,
+        }
+        let service = Duration::from_micros(100);
+        let prop = Duration::from_millis(10);
+        let (mut b, mut t) = start_with(BbrParams::default());
+        let end = Time::from_secs(secs);
+        let mut flight: std::collections::VecDeque<(Time, Pkt)> = Default::default();
+        let (mut next_send, mut link_free) = (Time::ZERO, Time::ZERO);
+        let (mut first_tx, mut delivered_at) = (Time::ZERO, Time::ZERO);
+        let mut modes = vec![(Time::ZERO, b.mode())];
+        let mut late = 0;
+        loop {
+            let ack_at = flight.front().map_or(Time::MAX, |p| p.0);
+            let can_send = t.in_flight < t.cwnd;
+            let send_at = next_send.max(t.now);
+            if can_send && send_at <= ack_at {
+                t.now = send_at;
+                if t.now >= end {
+                    break;
+                }
+                if t.in_flight == 0 {
+                    first_tx = t.now;
+                    delivered_at = t.now;
+                }
+                let pkt = Pkt {
+                    sent: t.now,
+                    delivered: t.delivered,
+                    delivered_at,
+                    first_tx,
+                };
+                link_free = link_free.max(t.now) + service;
+                flight.push_back((link_free + prop, pkt));
+                t.in_flight += 1;
+                let gap = t.mss as f64 / t.pacing_rate.unwrap();
+                next_send = t.now + Duration::from_secs_f64(gap);
+                continue;
+            }
+            let (at, pkt) = flight.pop_front().unwrap();
+            t.now = at;
+            if t.now >= end {
+                break;
+            }
+            let prior_in_flight = t.in_flight;
+            t.in_flight -= 1;
+            t.delivered += 1;
+            if t.now >= Time::from_secs(secs - 10) {
+                late += 1;
+            }
+            first_tx = pkt.sent;
+            let rtt = t.now - pkt.sent;
+            t.srtt = rtt;
+            let interval = (pkt.sent - pkt.first_tx).max(t.now - pkt.delivered_at);
+            delivered_at = t.now;
+            let rs = RateSample {
+                prior_delivered: pkt.delivered,
+                delivered: (t.delivered - pkt.delivered) as i64,
+                interval: Some(interval),
+                rtt: Some(rtt),
+                acked_sacked: 1,
+                prior_in_flight,
+                ..RateSample::default()
+            };
+            b.cong_control(&mut t, &rs);
+            if modes.last().unwrap().1 != b.mode() {
+                modes.push((t.now, b.mode()));
+            }
+        }
+        (b, t, late, modes)
+    }
+
+    #[test]
+    fn test_a_bulk_flow_fills_the_bottleneck_and_probes_rtt_every_ten_seconds() {
+        let (b, _t, late, modes) = bulk_flow(30);
+        // STARTUP, DRAIN, then PROBE_BW, with PROBE_RTT about every 10 s.
+        let names: Vec<BbrMode> = modes.iter().map(|m| m.1).collect();
+        assert_eq!(
+            &names[..4],
+            &[BbrMode::Startup, BbrMode::Drain, BbrMode::ProbeBw, BbrMode::ProbeRtt]
+        );
+        let probes: Vec<f64> = modes
+            .iter()
+            .filter(|m| m.1 == BbrMode::ProbeRtt)
+            .map(|m| m.0.as_secs_f64())
+            .collect();
+        assert_eq!(probes.len(), 2, "{modes:?}");
+        assert!(probes[0] > 10.0 && probes[0] < 10.5, "{probes:?}");
+        // The estimates are the path's: 10 000 pkt/s, 10.1 ms.
+        assert!((b.bw_pps() - 10_000.0).abs() < 100.0, "{}", b.bw_pps());
+        assert_eq!(b.min_rtt(), Some(Duration::from_micros(10_100)));
+        // The link is kept busy: PROBE_RTT's 200 ms and the 0.75 phases
+        // cost a few percent.
+        assert!(late > 95_000 && late <= 100_000, "{late}");
     }
 
     #[test]
