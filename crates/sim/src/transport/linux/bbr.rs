@@ -1,8 +1,9 @@
 //! BBR version 1: N. Cardwell, Y. Cheng, C. S. Gunn, S. Hassas Yeganeh and
 //! V. Jacobson, "BBR: Congestion-Based Congestion Control", ACM Queue 14(5),
 //! September-October 2016, as mainline Linux implements it in
-//! `net/ipv4/tcp_bbr.c` (with the ACK-aggregation allowance added in Linux
-//! 5.1 and the long-term "policer" bandwidth of the first release).
+//! `net/ipv4/tcp_bbr.c` (read from a 5.x release: with the ACK-aggregation
+//! allowance added in 5.1 and the long-term "policer" bandwidth of the
+//! first release, 4.9).
 //!
 //! Heads up: read the paper and Linux's module first. This file follows the
 //! module's state machine, constants, fixed-point arithmetic and order of
@@ -20,7 +21,8 @@
 //! bw          windowed max of delivered / interval over 10 rounds (Nichols'
 //!             three-sample filter, lib/win_minmax.c); app-limited samples
 //!             enter only if they are at least the current max
-//! min_rtt     lowest RTT sample, replaced by any sample once 10 s old
+//! min_rtt     lowest RTT sample (an equal one renews it), replaced by
+//!             any sample once 10 s old
 //! BDP(g)      ceil(bw * min_rtt * g), 10 packets before any RTT sample
 //! pacing      g_pace * bw * mss * (1 - 1%), bytes/s; before the pipe is
 //!             full it never decreases
@@ -37,7 +39,7 @@
 //! PROBE_BW    g_cwnd = 2, g_pace cycles [1.25, 0.75, 1, 1, 1, 1, 1, 1], one
 //!             phase per min_rtt; 1.25 lasts until inflight reaches its
 //!             target or a loss, 0.75 ends early once inflight is at most
-//!             BDP(1); the cycle starts at a random phase other than 0.75
+//!             BDP(1) + budget; the cycle starts at a random phase but 0.75
 //! PROBE_RTT   when min_rtt is older than 10 s (and not just back from idle):
 //!             cwnd 4 packets, g = 1, held max(200 ms, one round) from when
 //!             inflight first is at most 4, then back to PROBE_BW (pipe full)
@@ -1586,7 +1588,8 @@ mod test {
     /// A bulk flow through a 10 000 pkt/s bottleneck (100 us per packet,
     /// unlimited FIFO) with 10 ms of propagation delay, one ACK per packet,
     /// rate samples as `tcp_rate.c` takes them; returns the sender, its
-    /// state and the packets delivered in the last 10 s.
+    /// socket, the packets delivered in the last 10 s and each change of
+    /// mode with its time.
     fn bulk_flow(secs: u64) -> (Bbr, Tcp, u64, Vec<(Time, BbrMode)>) {
         struct Pkt {
             sent: Time,
