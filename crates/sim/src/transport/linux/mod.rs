@@ -11,10 +11,12 @@
 //! - [`reno`]: Linux's `reno` module.
 //! - [`cubic`]: CUBIC's window law (RFC 9438, Linux's constants).
 //! - [`cubic_cc`]: CUBIC with HyStart as Linux's `cubic` module.
+//! - [`bbr`]: BBR version 1, as Linux's `tcp_bbr.c`.
 //! - [`dctcp`]: DCTCP (RFC 8257) as Linux's `dctcp` module.
 //! - [`prague`]: TCP Prague, the L4S sender, as the L4S team's Linux
 //!   `prague` module.
 
+pub mod bbr;
 pub mod cc;
 pub mod cubic;
 pub mod cubic_cc;
@@ -24,7 +26,7 @@ pub mod reno;
 pub mod rtt;
 pub mod sender;
 
-use aqmlab_qdisc::{Duration, Ecn};
+use aqmlab_qdisc::{rng, Duration, Ecn};
 
 use crate::transport::tcp::config::Variant;
 use cc::{AckEvent, CaEvent, CaState, CongestionControl, RateSample, Tcp};
@@ -35,6 +37,7 @@ use cc::{AckEvent, CaEvent, CaState, CongestionControl, RateSample, Tcp};
 pub enum Cc {
     Reno(reno::Reno),
     Cubic(cubic_cc::Cubic),
+    Bbr(Box<bbr::Bbr>),
     Dctcp(dctcp::Dctcp),
     Prague(prague::Prague),
 }
@@ -45,6 +48,7 @@ macro_rules! each {
         match $self {
             Cc::Reno($c) => $body,
             Cc::Cubic($c) => $body,
+            Cc::Bbr($c) => $body,
             Cc::Dctcp($c) => $body,
             Cc::Prague($c) => $body,
         }
@@ -59,7 +63,7 @@ impl Cc {
         Ok(match variant {
             Variant::LinuxReno => Cc::Reno(reno::Reno),
             Variant::Cubic => Cc::Cubic(cubic_cc::Cubic::default()),
-            Variant::Bbr => return Err(format!("{:?} is not in the simulator yet (seed {seed})", variant.name())),
+            Variant::Bbr => Cc::Bbr(Box::new(bbr::Bbr::new(bbr::BbrParams::default(), rng::stream(seed, "bbr")))),
             Variant::Dctcp => Cc::Dctcp(dctcp::Dctcp::default()),
             Variant::Prague => Cc::Prague(prague::Prague::default()),
             v => return Err(format!("{:?} is one of ns-2's agents, not of the Linux-style family", v.name())),
@@ -69,7 +73,7 @@ impl Cc {
     /// Whether the algorithm sets cwnd and the pacing rate itself
     /// (`cong_control`), as BBR does.
     pub fn has_cong_control(&self) -> bool {
-        false
+        matches!(self, Cc::Bbr(_))
     }
 }
 
