@@ -566,6 +566,7 @@ impl LinuxSender {
         self.refresh_in_flight();
         let prior_out = self.packets_out();
         let mut sent_new = false;
+        let mut sent_any = false;
         loop {
             if self.paced && self.next_send > now {
                 self.pace_at = Some(self.next_send);
@@ -577,6 +578,7 @@ impl LinuxSender {
             }
             if let Some(seq) = self.next_retransmission() {
                 self.retransmit(seq, now, out);
+                sent_any = true;
                 if seq == self.tcp.snd_una && self.xmit.is_none_or(|(k, _)| k != XmitTimer::Reorder) {
                     self.xmit = Some((XmitTimer::Rto, now + self.rtt.rto()));
                 }
@@ -592,7 +594,13 @@ impl LinuxSender {
             }
             if self.transmit_new(now, out) {
                 sent_new = true;
+                sent_any = true;
             }
+        }
+        // `tcp_write_xmit`: whatever stopped the sending, cwnd limited it if
+        // it is full now (a paced sender fills it between pacing gaps).
+        if sent_any && self.tcp.in_flight >= self.tcp.cwnd {
+            self.cwnd_limited_now = true;
         }
         if sent_new {
             if prior_out == 0 || self.xmit.is_some_and(|(k, _)| k == XmitTimer::Probe) {
@@ -600,7 +608,11 @@ impl LinuxSender {
             }
             self.schedule_loss_probe(now, false);
         }
-        self.cwnd_validate();
+        // Linux validates cwnd only after sending something.
+        if sent_any {
+            self.cwnd_validate();
+        }
+        self.cwnd_limited_now = false;
     }
 
     /// The lowest lost packet not yet retransmitted, while retransmissions
