@@ -19,6 +19,9 @@ repetition runs the same seeds, so the other figures are the same in each.
 With several seeds every figure but the wall times is the mean over the
 seeds with the half-width of its 95% confidence interval (Student's t). The last line is `speed ratio aqmlab/ns-3: X`, X being
 the smallest ratio of simulated seconds per wall second over the cases run.
+With --markdown a markdown table follows: goodput, mean queueing delay and
+drop rate per case, aqmlab / ns-3 with their ratio, and which of the three
+agree within 5% (bench/ns3/README.md, "FQ-PIE and COBALT against ns-3").
 """
 
 from __future__ import annotations
