@@ -276,8 +276,37 @@ struct Bottleneck
         }
     }
 
+    // The qdisc's backlog in packets (without the one in the device queue),
+    // integrated over the window from its PacketsInQueue trace: no events
+    // of its own, so the event count and the run are as without it.
+    int64_t backlogSince = 0;
+    uint32_t backlogNow = 0;
+    double backlogPktS = 0.0;
+
+    void AddBacklog(int64_t now)
+    {
+        int64_t a = std::max(backlogSince, t0), b = std::min(now, t1);
+        if (b > a)
+            backlogPktS += backlogNow * (b - a) * 1e-9;
+        backlogSince = now;
+    }
+
+    void OnBacklog(uint32_t from, uint32_t to)
+    {
+        AddBacklog(Simulator::Now().GetNanoSeconds());
+        backlogNow = to;
+    }
+
+    // The mean backlog over the window; call after the run.
+    double BacklogMean()
+    {
+        AddBacklog(Simulator::Now().GetNanoSeconds());
+        return t1 > t0 ? backlogPktS / ((t1 - t0) * 1e-9) : 0.0;
+    }
+
     void Connect(Ptr<QueueDisc> q, Ptr<NetDevice> dev)
     {
+        q->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&Bottleneck::OnBacklog, this));
         q->TraceConnectWithoutContext("Enqueue", MakeCallback(&Bottleneck::OnEnqueue, this));
         q->TraceConnectWithoutContext("DropBeforeEnqueue", MakeCallback(&Bottleneck::OnDrop, this));
         q->TraceConnectWithoutContext("DropAfterDequeue", MakeCallback(&Bottleneck::OnDropAfterDequeue, this));
@@ -664,6 +693,7 @@ def main(argv: list[str] | None = None) -> None:
     ns.Simulator.Run()
     wall_s = time.perf_counter() - t0
     events = int(ns.Simulator.GetEventCount())
+    backlog_mean = float(bneck.BacklogMean())
 
     # Drops anywhere but the bottleneck qdisc, over the whole run (expected 0).
     other_drops = 0
@@ -707,6 +737,7 @@ def main(argv: list[str] | None = None) -> None:
         "udp_loss": bneck.udpDrops / bneck.udpArrivals if bneck.udpArrivals else None,
         "qdelay_mean_s": bneck.qdelaySumS / bneck.departures if bneck.departures else None,
         "utilization": bneck.txBytes * 8 / 10e6 / window,
+        "qdisc_backlog_mean_pkts": backlog_mean,
         "other_drops": other_drops,
         "tcp_timeouts": int(tcp_events.timeouts),
         "tcp_fast_recoveries": int(tcp_events.recoveries),
