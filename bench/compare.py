@@ -1,6 +1,6 @@
 """aqmlab against ns-3 on the dumbbell of study A1 (Brandauer et al.): speed and agreement.
 
-    .venv/bin/python bench/compare.py [--flows N ...] [--qdisc droptail|red|codel|pie|fq_codel ...] [--repeat K] [--seed S ...]
+    .venv/bin/python bench/compare.py [--flows N ...] [--qdisc droptail|red|codel|pie|fq_codel|fq_pie|cobalt|fq_cobalt ...] [--repeat K] [--seed S ...]
 
 Runs aqmlab (`bench/ns3/dumbbell-a1.toml`, through the Python API, in this
 process) and ns-3 (`bench/ns3/dumbbell.py`, in a subprocess of the
@@ -19,6 +19,9 @@ repetition runs the same seeds, so the other figures are the same in each.
 With several seeds every figure but the wall times is the mean over the
 seeds with the half-width of its 95% confidence interval (Student's t). The last line is `speed ratio aqmlab/ns-3: X`, X being
 the smallest ratio of simulated seconds per wall second over the cases run.
+With --markdown a markdown table follows: goodput, mean queueing delay and
+drop rate per case, aqmlab / ns-3 with their ratio, and which of the three
+agree within 5% (bench/ns3/README.md, "FQ-PIE and COBALT against ns-3").
 """
 
 from __future__ import annotations
@@ -54,6 +57,19 @@ AQMS = {
     # IP packet (the PPP header is added below it): one packet per round in both.
     "fq_codel": {"kind": "fq_codel", "limit": "300pkt", "flows": 1024, "quantum": "1502B", "target": "5ms",
                  "interval": "100ms", "ecn": True, "drop_batch": 64},
+    # FQ-PIE, COBALT and FQ-COBALT: aqmlab's defaults (crates/qdisc/src/fq_pie.rs,
+    # cobalt.rs, fq_cobalt.rs) with the dumbbell's 300-packet limit and, for the
+    # two FQs, fq_codel's one-data-packet quantum; ns-3 is set to match these,
+    # its defaults changed where they differ (bench/ns3/README.md, "FQ-PIE and
+    # COBALT against ns-3").
+    "fq_pie": {"kind": "fq_pie", "limit": "300pkt", "flows": 1024, "quantum": "1502B", "target": "15ms",
+               "t_update": "15ms", "alpha": 0.125, "beta": 1.25, "max_burst": "150ms", "ecn": False,
+               "ecn_prob": 0.1, "byte_mode": False, "derandomize": True},
+    "cobalt": {"kind": "cobalt", "limit": "300pkt", "target": "5ms", "interval": "100ms",
+               "increment": 1 / 256, "decrement": 1 / 4096, "blue_threshold": "400ms", "ecn": False},
+    "fq_cobalt": {"kind": "fq_cobalt", "limit": "300pkt", "flows": 1024, "quantum": "1502B", "drop_batch": 1,
+                  "target": "5ms", "interval": "100ms", "increment": 1 / 256, "decrement": 1 / 4096,
+                  "blue_threshold": "none", "ecn": True},
 }
 QDISCS = ["droptail", "red", *AQMS]
 
@@ -66,7 +82,7 @@ def parse_args() -> argparse.Namespace:
                     help="aqmlab only: a scenario override over the case's (e.g. topology.qdisc.target=3.8ms,"
                          " VALUE as TOML); repeatable")
     ap.add_argument("--ns3-attr", action="append", default=[], metavar="NAME=VALUE",
-                    help="ns-3 only: an attribute of the bottleneck's codel, pie or fq_codel"
+                    help="ns-3 only: an attribute of the bottleneck's AQM (any qdisc but droptail and red)"
                          " (dumbbell.py --attr); repeatable")
     ap.add_argument("--repeat", type=int, default=1, metavar="K",
                     help="repetitions; wall times are their median")
@@ -78,6 +94,9 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--duration", type=float, default=100.0, help="simulated seconds")
     ap.add_argument("--warmup", type=float, default=20.0, help="seconds discarded before measuring")
     ap.add_argument("--json", type=Path, metavar="FILE", help="also write every run's figures to FILE")
+    ap.add_argument("--markdown", action="store_true",
+                    help="after the table, print goodput, mean queueing delay and drop rate per case as a"
+                         " markdown table (aqmlab / ns-3, ratio) with the figures that agree within 5%%")
     args = ap.parse_args()
     if args.repeat < 1 or min(args.flows) < 1 or not 0 <= args.warmup < args.duration:
         ap.error("need --repeat >= 1, --flows >= 1 and 0 <= --warmup < --duration")
@@ -158,6 +177,32 @@ def mean_ci(xs: list[float | None]) -> tuple[float | None, float | None]:
     return m, T975[min(len(xs), 10) - 2] * statistics.stdev(xs) / len(xs) ** 0.5
 
 
+#: The figures of the markdown table: key, heading, short name, format.
+MARKDOWN = [("goodput", "TCP goodput Mb/s", "goodput", ".2f"),
+            ("qdelay", "mean queueing delay ms", "delay", ".2f"),
+            ("droprate", "bottleneck drop rate %", "drop rate", ".2f")]
+
+
+def markdown_table(cases: list[tuple[int, str]], sides: dict) -> str:
+    """Goodput, delay and drop rate per case, "aqmlab ±hw / ns-3 ±hw (ratio)",
+    and which of them agree within 5% (ratio of the means in [0.95, 1.05])."""
+    head = ["flows", "qdisc", *(f"{h}, aqmlab / ns-3 (ratio)" for _, h, _, _ in MARKDOWN), "within 5%"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for n, q in cases:
+        a, b = sides[n, q]
+        cells, agree = [], []
+        for key, _, short, spec in MARKDOWN:
+            def one(v: tuple[float | None, float | None]) -> str:
+                m, hw = v
+                return fmt(m, spec) + ("" if hw is None else " ±" + fmt(hw, spec))
+            r = ratio(a[key][0], b[key][0])
+            cells.append(f"{one(a[key])} / {one(b[key])} ({fmt(r, '.3f')})")
+            if r is not None and 0.95 <= r <= 1.05:
+                agree.append(short)
+        lines.append("| " + " | ".join([str(n), q, *cells, ", ".join(agree) or "none"]) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     args = parse_args()
     py = ns3_python()
@@ -190,6 +235,7 @@ def main() -> None:
                # the sockets into CA_LOSS and CA_RECOVERY.
                ("timeouts", "TCP timeouts", ",.0f", lambda r: r.get("tcp_timeouts")),
                ("recoveries", "TCP fast recoveries", ",.0f", lambda r: r.get("tcp_fast_recoveries"))]
+    sides = {}
     for n, q in cases:
         side = {}
         for name, rs in runs[n, q].items():
@@ -200,6 +246,7 @@ def main() -> None:
             for key, _, _, get in figures:
                 side[name][key] = mean_ci([get(r) for r in first])
         a, b = side["aqmlab"], side["ns-3"]
+        sides[n, q] = a, b
         speed.append(a["simrate"][0] / b["simrate"][0])
         for key, label, spec in [("wall", "wall s (simulation only)", ".3f"),
                                  ("simrate", "simulated s / wall s", ",.1f"),
@@ -233,6 +280,9 @@ def main() -> None:
         print(line(r if case != last else ("", "", *r[2:])))
         last = case
     print(f"speed ratio aqmlab/ns-3: {min(speed):.1f}")
+    if args.markdown:
+        print()
+        print(markdown_table(cases, sides))
     if args.json:
         args.json.write_text(json.dumps(
             [{"flows": n, "qdisc": q, **runs[n, q]} for n, q in cases], indent=1))

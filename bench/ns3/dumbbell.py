@@ -51,7 +51,7 @@ UDP_PAYLOAD_BYTES = UDP_FRAME_BYTES - 8 - 20 - 2
 CBR_RATE_BPS = 250_000
 ACCESS_DELAYS_MS = [10, 20, 30, 40]
 BIG_QUEUE = "1000000p"
-QDISCS = ["droptail", "red", "codel", "pie", "fq_codel"]
+QDISCS = ["droptail", "red", "codel", "pie", "fq_codel", "fq_pie", "cobalt", "fq_cobalt"]
 
 # The AQMs' attributes, matched to aqmlab's defaults for the same discipline
 # with a 300-packet limit (README.md, "CoDel, PIE and FQ-CoDel against ns-3",
@@ -93,6 +93,58 @@ AQM_ATTRS = {
         "Perturbation": "0",
         "EnableSetAssociativeHash": "false",
         "UseEcn": "true",  # as aqmlab's default; nothing is ECN-capable here, so nothing is marked
+        "UseL4s": "false",
+    }),
+    # FQ-PIE, COBALT and FQ-COBALT, matched to aqmlab's defaults (README.md,
+    # "FQ-PIE and COBALT against ns-3"). Where ns-3's default differs from
+    # aqmlab's, the comment says so. The FQs' quantum is left unset: ns-3
+    # takes the device MTU, 1500 B, one data packet as its qdisc counts it.
+    "fq_pie": ("ns3::FqPieQueueDisc", {
+        "MaxSize": "299p",  # default 10240p; also each flow's PIE's own limit
+        "Flows": "1024",
+        "QueueDelayReference": "15ms",
+        "Tupdate": "15ms",
+        "Supdate": "0ms",
+        "A": "0.125",
+        "B": "1.25",
+        "MaxBurstAllowance": "150ms",
+        "UseDequeueRateEstimator": "false",
+        "UseCapDropAdjustment": "true",
+        "UseDerandomization": "true",  # default false; aqmlab's fq_pie (as Linux) derandomizes
+        "UseEcn": "false",  # default true; aqmlab's fq_pie has ecn off
+        "MarkEcnThreshold": "0.1",
+        "MeanPktSize": "1500",  # default 1000; byte mode only in ns-3 (aqmlab: the link MTU)
+        "DropBatchSize": "1",  # default 64: one packet per overflow, as aqmlab (which drops the arrival)
+        "Perturbation": "0",
+        "EnableSetAssociativeHash": "false",
+        "UseL4s": "false",
+    }),
+    "cobalt": ("ns3::CobaltQueueDisc", {
+        "MaxSize": "299p",  # default 1500000B
+        "Target": "5ms",
+        "Interval": "100ms",
+        "UseEcn": "false",
+        "Pdrop": "0",
+        "Increment": "0.00390625",  # 1/256
+        "Decrement": "0.000244140625",  # 1/4096
+        "BlueThreshold": "400ms",
+        "UseL4s": "false",
+    }),
+    "fq_cobalt": ("ns3::FqCobaltQueueDisc", {
+        "MaxSize": "299p",  # default 10240p; also each flow's COBALT's own limit
+        "Flows": "1024",
+        "Target": "5ms",
+        "Interval": "100ms",
+        "UseEcn": "true",  # as aqmlab's default; nothing is ECN-capable here
+        "Pdrop": "0",
+        "Increment": "0.00390625",
+        "Decrement": "0.000244140625",
+        # default 400ms; aqmlab's fq_cobalt has no such rule (CAKE's): a
+        # sojourn of 1000 s never happens here
+        "BlueThreshold": "1000s",
+        "DropBatchSize": "1",  # default 64; aqmlab's fq_cobalt drops one packet per overflow step (CAKE)
+        "Perturbation": "0",
+        "EnableSetAssociativeHash": "false",
         "UseL4s": "false",
     }),
 }
@@ -224,8 +276,37 @@ struct Bottleneck
         }
     }
 
+    // The qdisc's backlog in packets (without the one in the device queue),
+    // integrated over the window from its PacketsInQueue trace: no events
+    // of its own, so the event count and the run are as without it.
+    int64_t backlogSince = 0;
+    uint32_t backlogNow = 0;
+    double backlogPktS = 0.0;
+
+    void AddBacklog(int64_t now)
+    {
+        int64_t a = std::max(backlogSince, t0), b = std::min(now, t1);
+        if (b > a)
+            backlogPktS += backlogNow * (b - a) * 1e-9;
+        backlogSince = now;
+    }
+
+    void OnBacklog(uint32_t from, uint32_t to)
+    {
+        AddBacklog(Simulator::Now().GetNanoSeconds());
+        backlogNow = to;
+    }
+
+    // The mean backlog over the window; call after the run.
+    double BacklogMean()
+    {
+        AddBacklog(Simulator::Now().GetNanoSeconds());
+        return t1 > t0 ? backlogPktS / ((t1 - t0) * 1e-9) : 0.0;
+    }
+
     void Connect(Ptr<QueueDisc> q, Ptr<NetDevice> dev)
     {
+        q->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&Bottleneck::OnBacklog, this));
         q->TraceConnectWithoutContext("Enqueue", MakeCallback(&Bottleneck::OnEnqueue, this));
         q->TraceConnectWithoutContext("DropBeforeEnqueue", MakeCallback(&Bottleneck::OnDrop, this));
         q->TraceConnectWithoutContext("DropAfterDequeue", MakeCallback(&Bottleneck::OnDropAfterDequeue, this));
@@ -332,6 +413,69 @@ struct CodelState
     }
 };
 
+// COBALT's state over the window: the share of time in CoDel's dropping
+// state (DropState trace), the largest count (Count trace), and BLUE's
+// p_drop, which ns-3 does not trace: sampled every millisecond.
+struct CobaltState
+{
+    int64_t t0 = 0, t1 = 0, since = -1;
+    uint64_t entries = 0, maxCount = 0, samples = 0;
+    double droppingS = 0.0, pdropSum = 0.0, pdropMax = 0.0;
+    Ptr<CobaltQueueDisc> q;
+
+    void OnDropState(bool from, bool to)
+    {
+        int64_t now = Simulator::Now().GetNanoSeconds();
+        if (to && !from)
+        {
+            since = now;
+            if (now >= t0 && now <= t1)
+                entries++;
+        }
+        else if (from && !to && since >= 0)
+        {
+            Close(now);
+            since = -1;
+        }
+    }
+
+    void Close(int64_t now)
+    {
+        int64_t a = std::max(since, t0), b = std::min(now, t1);
+        if (b > a)
+            droppingS += (b - a) * 1e-9;
+    }
+
+    void OnCount(uint32_t from, uint32_t to)
+    {
+        int64_t now = Simulator::Now().GetNanoSeconds();
+        if (now >= t0 && now <= t1 && to > maxCount)
+            maxCount = to;
+    }
+
+    void Sample()
+    {
+        double p = q->GetPdrop();
+        pdropSum += p;
+        pdropMax = std::max(pdropMax, p);
+        samples++;
+        if (Simulator::Now().GetNanoSeconds() + 1000000 <= t1)
+            Simulator::Schedule(MilliSeconds(1), &CobaltState::Sample, this);
+    }
+
+    void Connect(Ptr<QueueDisc> qd)
+    {
+        q = DynamicCast<CobaltQueueDisc>(qd);
+        q->TraceConnectWithoutContext("DropState", MakeCallback(&CobaltState::OnDropState, this));
+        q->TraceConnectWithoutContext("Count", MakeCallback(&CobaltState::OnCount, this));
+        Simulator::Schedule(NanoSeconds(t0), &CobaltState::Sample, this);
+        Simulator::Schedule(NanoSeconds(t1), [this]() {
+            if (since >= 0)
+                Close(Simulator::Now().GetNanoSeconds());
+        });
+    }
+};
+
 // Bytes received by the TCP sinks at the start and the end of the window.
 struct Goodput
 {
@@ -366,7 +510,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                          " aqmlab's variant sack; newreno: SACK off (RFC 6582), as aqmlab's newreno")
     ap.add_argument("--qdisc", choices=QDISCS, default="red")
     ap.add_argument("--attr", action="append", default=[], metavar="NAME=VALUE",
-                    help="set an attribute of the bottleneck's codel, pie or fq_codel to VALUE (ns-3's"
+                    help="set an attribute of the bottleneck's AQM (codel ... fq_cobalt) to VALUE (ns-3's"
                          " string form, e.g. Target=3.8ms), over the matched settings; a full name such as"
                          " ns3::CoDelQueueDisc::MinBytes sets that type's default; repeatable")
     ap.add_argument("--seed", type=int, default=1, help="ns-3 run number and start-time seed")
@@ -537,6 +681,11 @@ def main(argv: list[str] | None = None) -> None:
         codel = probe.CodelState()
         codel.t0, codel.t1 = bneck.t0, bneck.t1
         codel.Connect(qdiscs.Get(0))
+    cobalt = None
+    if args.qdisc == "cobalt":
+        cobalt = probe.CobaltState()
+        cobalt.t0, cobalt.t1 = bneck.t0, bneck.t1
+        cobalt.Connect(qdiscs.Get(0))
     ns.Simulator.Stop(ns.Seconds(args.duration))
     setup_s = time.perf_counter() - t_setup
 
@@ -544,6 +693,7 @@ def main(argv: list[str] | None = None) -> None:
     ns.Simulator.Run()
     wall_s = time.perf_counter() - t0
     events = int(ns.Simulator.GetEventCount())
+    backlog_mean = float(bneck.BacklogMean())
 
     # Drops anywhere but the bottleneck qdisc, over the whole run (expected 0).
     other_drops = 0
@@ -587,6 +737,7 @@ def main(argv: list[str] | None = None) -> None:
         "udp_loss": bneck.udpDrops / bneck.udpArrivals if bneck.udpArrivals else None,
         "qdelay_mean_s": bneck.qdelaySumS / bneck.departures if bneck.departures else None,
         "utilization": bneck.txBytes * 8 / 10e6 / window,
+        "qdisc_backlog_mean_pkts": backlog_mean,
         "other_drops": other_drops,
         "tcp_timeouts": int(tcp_events.timeouts),
         "tcp_fast_recoveries": int(tcp_events.recoveries),
@@ -596,6 +747,11 @@ def main(argv: list[str] | None = None) -> None:
         # Traced changes only: an entry whose count equals the last one's is not seen.
         "codel_entry_counts": [int(x) for x in codel.entryCounts] if codel else None,
         "codel_counts_before_entry": [int(x) for x in codel.countsBefore] if codel else None,
+        "cobalt_dropping_fraction": cobalt.droppingS / window if cobalt else None,
+        "cobalt_dropping_entries": int(cobalt.entries) if cobalt else None,
+        "cobalt_max_count": int(cobalt.maxCount) if cobalt else None,
+        "cobalt_pdrop_mean": cobalt.pdropSum / cobalt.samples if cobalt and cobalt.samples else None,
+        "cobalt_pdrop_max": cobalt.pdropMax if cobalt else None,
         "trace_mismatches": int(bneck.mismatches),
     }
     ns.Simulator.Destroy()
