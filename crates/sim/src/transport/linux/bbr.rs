@@ -916,6 +916,10 @@ impl CongestionControl for Bbr {
         true
     }
 
+    fn has_cong_control(&self) -> bool {
+        true
+    }
+
     fn init(&mut self, tcp: &mut Tcp) {
         self.s = State::new();
         // The count now rather than Linux's 0 (tcp_bbr.c as read): the same

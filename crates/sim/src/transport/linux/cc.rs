@@ -291,6 +291,13 @@ pub trait CongestionControl: fmt::Debug {
         tcp.cwnd.max(tcp.prior_cwnd)
     }
 
+    /// Whether the algorithm has a `cong_control` (BBR, Prague): it then
+    /// sets cwnd itself, and the sender applies neither PRR nor the
+    /// reduction's end (`tcp_end_cwnd_reduction` returns early).
+    fn has_cong_control(&self) -> bool {
+        false
+    }
+
     /// `cong_control`: when the algorithm has one it returns true and has
     /// set cwnd and the pacing rate from the rate sample itself; the sender
     /// then neither calls [`CongestionControl::cong_avoid`] nor applies PRR.

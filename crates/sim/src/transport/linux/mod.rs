@@ -69,12 +69,6 @@ impl Cc {
             v => return Err(format!("{:?} is one of ns-2's agents, not of the Linux-style family", v.name())),
         })
     }
-
-    /// Whether the algorithm sets cwnd and the pacing rate itself
-    /// (`cong_control`), as BBR does.
-    pub fn has_cong_control(&self) -> bool {
-        matches!(self, Cc::Bbr(_))
-    }
 }
 
 impl CongestionControl for Cc {
@@ -86,6 +80,9 @@ impl CongestionControl for Cc {
     }
     fn needs_pacing(&self) -> bool {
         each!(self, c => c.needs_pacing())
+    }
+    fn has_cong_control(&self) -> bool {
+        each!(self, c => c.has_cong_control())
     }
     fn init(&mut self, tcp: &mut Tcp) {
         each!(self, c => c.init(tcp))

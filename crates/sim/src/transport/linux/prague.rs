@@ -324,6 +324,10 @@ impl CongestionControl for Prague {
         true
     }
 
+    fn has_cong_control(&self) -> bool {
+        true
+    }
+
     fn init(&mut self, tcp: &mut Tcp) {
         *self = Prague::new(self.p);
         self.alpha_stamp = tcp.now;

@@ -507,7 +507,7 @@ impl LinuxSender {
         if self.ect.is_some() {
             self.cwr_pending = true;
         }
-        if !self.params.prr {
+        if !self.params.prr && !self.cc_owns_cwnd() {
             // RFC 6675 without PRR: cwnd = ssthresh at once.
             self.tcp.cwnd = self.tcp.ssthresh.max(1);
         }
@@ -515,6 +515,9 @@ impl LinuxSender {
 
     /// `tcp_end_cwnd_reduction`.
     fn end_cwnd_reduction(&mut self) {
+        if self.cc_owns_cwnd() {
+            return;
+        }
         if self.tcp.ssthresh < super::cc::INFINITE_SSTHRESH {
             self.tcp.cwnd = self.tcp.ssthresh.max(1);
         }
