@@ -383,10 +383,7 @@ mod test {
             ..RateSample::default()
         };
         assert_eq!(rs.rate_pps(), Some(500.0));
-        let none = RateSample {
-            delivered: -1,
-            ..rs
-        };
+        let none = RateSample { delivered: -1, ..rs };
         assert_eq!(none.rate_pps(), None);
     }
 }

@@ -201,7 +201,10 @@ mod test {
     fn test_alpha_cubic_gives_reno_its_average_window() {
         // 3 (1 - 0.7) / (1 + 0.7) = 0.9 / 1.7; with beta 0.5 it is Reno's 1.
         close(linux().alpha_cubic(), 0.9 / 1.7);
-        let p = CubicParams { beta_cubic: 0.5, ..linux() };
+        let p = CubicParams {
+            beta_cubic: 0.5,
+            ..linux()
+        };
         close(p.alpha_cubic(), 1.0);
     }
 
@@ -241,6 +244,11 @@ mod test {
     fn test_params_are_checked() {
         assert!(linux().validate().is_ok());
         assert!(CubicParams { c: 0.0, ..linux() }.validate().is_err());
-        assert!(CubicParams { beta_cubic: 1.0, ..linux() }.validate().is_err());
+        assert!(CubicParams {
+            beta_cubic: 1.0,
+            ..linux()
+        }
+        .validate()
+        .is_err());
     }
 }

@@ -63,10 +63,18 @@ impl Cc {
         Ok(match variant {
             Variant::LinuxReno => Cc::Reno(reno::Reno),
             Variant::Cubic => Cc::Cubic(cubic_cc::Cubic::default()),
-            Variant::Bbr => Cc::Bbr(Box::new(bbr::Bbr::new(bbr::BbrParams::default(), rng::stream(seed, "bbr")))),
+            Variant::Bbr => Cc::Bbr(Box::new(bbr::Bbr::new(
+                bbr::BbrParams::default(),
+                rng::stream(seed, "bbr"),
+            ))),
             Variant::Dctcp => Cc::Dctcp(dctcp::Dctcp::default()),
             Variant::Prague => Cc::Prague(prague::Prague::default()),
-            v => return Err(format!("{:?} is one of ns-2's agents, not of the Linux-style family", v.name())),
+            v => {
+                return Err(format!(
+                    "{:?} is one of ns-2's agents, not of the Linux-style family",
+                    v.name()
+                ))
+            }
         })
     }
 }

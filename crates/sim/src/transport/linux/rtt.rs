@@ -193,10 +193,10 @@ mod test {
         let mut r = LinuxRtt::new(RtoBounds::default());
         r.sample(ms(100), 0, 10);
         r.sample(ms(180), 5, 12); // rttvar 230, as above
-        // A sample equal to srtt after snd_una passed 10: err 0, 4 mdev =
-        // 230 - 57.5 = 172.5, below the round's maximum of 230 = rttvar:
-        // nothing rises; the round ends, rttvar stays (mdev_max = rttvar),
-        // and mdev_max restarts at rto_min.
+                                  // A sample equal to srtt after snd_una passed 10: err 0, 4 mdev =
+                                  // 230 - 57.5 = 172.5, below the round's maximum of 230 = rttvar:
+                                  // nothing rises; the round ends, rttvar stays (mdev_max = rttvar),
+                                  // and mdev_max restarts at rto_min.
         r.sample(ms(110), 11, 20);
         assert_eq!(r.rto(), ms(340));
         // Next round: 110 ms again, 4 mdev = 172.5 - 43.125 = 129.375; at

@@ -656,7 +656,12 @@ impl LinuxSender {
             self.rate_first_tx = now;
             self.rate_delivered_at = now;
         }
-        (self.rate_first_tx, self.rate_delivered_at, self.tcp.delivered, self.tcp.app_limited != 0)
+        (
+            self.rate_first_tx,
+            self.rate_delivered_at,
+            self.tcp.delivered,
+            self.tcp.app_limited != 0,
+        )
     }
 
     /// Sends packet `snd_nxt`. Returns whether it was data (not the SYN).
@@ -882,7 +887,10 @@ impl LinuxSender {
             }
         }
         let state = self.tcp.ca_state;
-        if state <= CaState::Disorder || self.high_seq <= self.tcp.snd_una || (state == CaState::Loss && self.rtt.backoff() == 0) {
+        if state <= CaState::Disorder
+            || self.high_seq <= self.tcp.snd_una
+            || (state == CaState::Loss && self.rtt.backoff() == 0)
+        {
             self.tcp.prior_cwnd = self.tcp.cwnd;
             self.tcp.ssthresh = self.cc.ssthresh(&self.tcp);
             self.cc.cwnd_event(&mut self.tcp, CaEvent::Loss);

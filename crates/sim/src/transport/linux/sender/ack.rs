@@ -66,7 +66,10 @@ impl LinuxSender {
             }
         }
         for seq in prior_una..una_new {
-            let s = self.q.pop_front().expect("a packet for every sequence number below snd_nxt");
+            let s = self
+                .q
+                .pop_front()
+                .expect("a packet for every sequence number below snd_nxt");
             if s.sacked {
                 self.sacked_out -= 1;
             } else {
@@ -81,7 +84,11 @@ impl LinuxSender {
                 self.established = true;
                 // `tcp_init_transfer`: IW 1 after more than one SYN
                 // retransmission.
-                self.tcp.cwnd = if self.syn_retransmits > 1 { 1 } else { self.params.initial_window };
+                self.tcp.cwnd = if self.syn_retransmits > 1 {
+                    1
+                } else {
+                    self.params.initial_window
+                };
             }
         }
         if let Some(low) = g.reord.filter(|&low| low < prior_fack) {
@@ -122,7 +129,8 @@ impl LinuxSender {
         // delivered, the minimum and the rate sample from the newest.
         let ca_rtt = g.newest.map(|t| now.saturating_since(t));
         if let Some(t) = g.oldest {
-            self.rtt.sample(now.saturating_since(t), self.tcp.snd_una, self.tcp.snd_nxt);
+            self.rtt
+                .sample(now.saturating_since(t), self.tcp.snd_una, self.tcp.snd_nxt);
             self.rtt.reset_backoff();
             self.tcp.srtt = self.rtt.srtt();
         }
@@ -142,7 +150,14 @@ impl LinuxSender {
             self.rearm_rto(now);
         }
 
-        let rs = self.rate_gen(&g, acked_sacked, (self.tcp.lost - prior_lost) as u32, prior_in_flight, ca_rtt, now);
+        let rs = self.rate_gen(
+            &g,
+            acked_sacked,
+            (self.tcp.lost - prior_lost) as u32,
+            prior_in_flight,
+            ca_rtt,
+            now,
+        );
         if !self.cc.cong_control(&mut self.tcp, &rs) {
             if self.in_cwnd_reduction() {
                 self.cwnd_reduction(acked_sacked, rs.losses, advanced);
@@ -359,9 +374,7 @@ impl LinuxSender {
     /// in recovery or once `dupack_threshold` packets are SACKed; else
     /// min_rtt / 4, at most srtt.
     fn rack_reo_wnd(&self) -> Duration {
-        if !self.rack.reord
-            && (self.tcp.ca_state >= CaState::Recovery || self.sacked_out >= self.reordering)
-        {
+        if !self.rack.reord && (self.tcp.ca_state >= CaState::Recovery || self.sacked_out >= self.reordering) {
             return Duration::ZERO;
         }
         Duration::from_nanos(self.tcp.min_rtt.nanos() / 4).min(self.rtt.srtt())
@@ -450,7 +463,11 @@ impl LinuxSender {
         if srtt == Duration::ZERO {
             return;
         }
-        let ratio = if self.tcp.cwnd < self.tcp.ssthresh / 2 { 2.0 } else { 1.2 };
+        let ratio = if self.tcp.cwnd < self.tcp.ssthresh / 2 {
+            2.0
+        } else {
+            1.2
+        };
         let w = self.tcp.cwnd.max(self.packets_out());
         self.tcp.pacing_rate = Some(ratio * f64::from(self.tcp.mss) * f64::from(w) / srtt.as_secs_f64());
     }
