@@ -12,7 +12,7 @@ from conftest import ROOT, decoded_images, needs_chromium, run_cli
 
 DEMO = ROOT / "python" / "aqmlab" / "data" / "demo.toml"
 QDISCS = ["droptail", "red", "gentle-red", "ared", "feng-ared", "red-tail", "blue", "sfb", "ted", "codel", "pie",
-          "fq_codel"]
+          "fq_codel", "fq_pie", "cobalt", "fq_cobalt", "dualpi2"]
 
 
 @pytest.fixture(scope="module")

@@ -151,6 +151,9 @@ def _metric_plots(figs: _Figures, exp: str, df: pd.DataFrame, axes: list[str], m
             continue
         fig, ax = plt.subplots(figsize=(6.4, 4.2))
         groups = d.groupby(others, sort=False) if others else [((), d)]
+        if others and len(groups) > 10:
+            # More lines than the default ten colours: twenty, in pairs.
+            ax.set_prop_cycle(color=list(plt.get_cmap("tab20").colors))
         for key, g in groups:
             key = key if isinstance(key, tuple) else (key,)
             xs = [(_number(str(v)) if numeric else str(v)) for v in g[x]]

@@ -89,8 +89,10 @@ pub struct ConnStats {
 }
 
 /// A connection's sender: one of ns-2's agents, or the Linux-style
-/// family's. Both answer the same calls.
+/// family's. Both answer the same calls. ns-2's agent stays inline (it is
+/// what every classic study runs); the family's larger sender is boxed.
 #[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum Sender {
     Ns2(TcpSender),
     Linux(Box<LinuxSender>),
