@@ -1,7 +1,7 @@
 """Linux TCP against aqmlab's TCP on the A1 dumbbell, side by side.
 
     sudo .venv/bin/python bench/emulation_vs_sim.py [--runs 3] [--duration 100] [--warmup 30] [--json OUT]
-        [--flows 16 64] [--queues TD RED] [--sim-set KEY=VALUE ...]
+        [--flows 16 64] [--queues TD RED] [--variant NAME] [--sim-set KEY=VALUE ...]
 
 The standard dumbbell of study A1 (examples/tcp-dumbbell.toml: 4 sender
 hosts, round trips of 120-180 ms, a 10 Mb/s bottleneck with a 300-packet
@@ -12,8 +12,14 @@ ACKs, `aqmlab run`), with seeds 1..RUNS each. Prints, per configuration and
 metric, the mean and 95% confidence interval of each engine and their
 difference, then the kernels' loss-recovery counters (`kernel.tcp`, over
 the whole run) beside the simulated agents' timeouts and fast retransmits
-(over the window). `--sim-set` changes the simulated side only (for
-example `traffic[0].tcp.delayed_ack=false`), for sensitivity runs.
+(over the window). `--variant NAME` sets `traffic[0].tcp={variant="NAME"}`
+on both sides instead of the scenario's "sack": a variant of the Linux-style
+family ("linux-reno", "cubic", "bbr", ...) is simulated with its own defaults
+(initial window 10, delayed ACKs, Linux's RTO), which are Linux's, and
+emulated with the kernel's module of that name ("linux-reno" as `reno` with
+SACK). `--sim-set` changes the simulated side only (for example
+`traffic[0].tcp.delayed_ack=false`, or with a Linux-style variant
+`traffic[0].tcp.rack=false`), for sensitivity runs.
 Emulation runs in real time: RUNS x DURATION seconds per configuration.
 """
 
@@ -56,6 +62,8 @@ def main() -> None:
     ap.add_argument("--warmup", type=float, default=30)
     ap.add_argument("--flows", type=int, nargs="+", default=[16, 64])
     ap.add_argument("--queues", nargs="+", default=list(QDISCS), choices=list(QDISCS))
+    ap.add_argument("--variant", default=None, metavar="NAME",
+                    help='tcp.variant on both sides (default: the scenario\'s "sack")')
     ap.add_argument("--sim-set", nargs="*", default=[], metavar="KEY=VALUE",
                     help="settings for the simulated runs only")
     ap.add_argument("--json", default=None, help="also write every run's summary here")
@@ -64,8 +72,11 @@ def main() -> None:
     if why:
         raise SystemExit(f"error: {why}")
     base = aqmlab.Scenario.load(ROOT / "examples" / "tcp-dumbbell.toml")
+    if args.variant:
+        base = base.with_set([f'traffic[0].tcp={{variant="{args.variant}"}}'])
     kept: dict[str, list] = {}
-    print("| flows | queue | metric | Linux (emulated) | aqmlab sack (simulated) | Linux - aqmlab |")
+    sim_label = " ".join([f"aqmlab {args.variant or 'sack'}", *args.sim_set])
+    print(f"| flows | queue | metric | Linux (emulated) | {sim_label} (simulated) | Linux - aqmlab |")
     print("|---|---|---|---|---|---|")
     for n in args.flows:
         for qname in args.queues:
