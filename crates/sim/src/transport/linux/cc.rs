@@ -310,18 +310,21 @@ pub trait CongestionControl: fmt::Debug {
 /// window of acknowledged packets; nothing when cwnd did not limit the
 /// sending.
 pub fn reno_cong_avoid(tcp: &mut Tcp, acked: u32) {
+    if let Some(acked) = slow_start_first(tcp, acked) {
+        let w = tcp.cwnd;
+        tcp.cong_avoid_ai(w, acked);
+    }
+}
+
+/// The start every `cong_avoid` of Linux shares: nothing when cwnd did not
+/// limit the sending; slow start below ssthresh; then the acknowledged
+/// packets left for congestion avoidance, if any.
+pub fn slow_start_first(tcp: &mut Tcp, acked: u32) -> Option<u32> {
     if !tcp.is_cwnd_limited {
-        return;
+        return None;
     }
-    let mut acked = acked;
-    if tcp.in_slow_start() {
-        acked = tcp.slow_start(acked);
-        if acked == 0 {
-            return;
-        }
-    }
-    let w = tcp.cwnd;
-    tcp.cong_avoid_ai(w, acked);
+    let acked = if tcp.in_slow_start() { tcp.slow_start(acked) } else { acked };
+    (acked > 0).then_some(acked)
 }
 
 /// `tcp_reno_ssthresh`: half of cwnd, at least 2.

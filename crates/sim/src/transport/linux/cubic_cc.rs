@@ -85,7 +85,7 @@
 
 use aqmlab_qdisc::{Duration, Time};
 
-use super::cc::{CaEvent, CaState, CongestionControl, Tcp};
+use super::cc::{slow_start_first, CaEvent, CaState, CongestionControl, Tcp};
 use super::cubic::{k_of, CubicParams};
 
 /// Linux's clock rate for the epoch arithmetic, ticks per second.
@@ -392,16 +392,9 @@ impl CongestionControl for Cubic {
     }
 
     fn cong_avoid(&mut self, tcp: &mut Tcp, acked: u32) {
-        if !tcp.is_cwnd_limited {
+        let Some(acked) = slow_start_first(tcp, acked) else {
             return;
-        }
-        let mut acked = acked;
-        if tcp.in_slow_start() {
-            acked = tcp.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        };
         self.update(tcp.now, tcp.cwnd, acked);
         tcp.cong_avoid_ai(self.cnt, acked);
     }

@@ -212,31 +212,31 @@ fn linux_case() -> impl Strategy<Value = Case> {
         )
 }
 
+/// The transfer completed, delivering exactly its packets once each, in
+/// order, none of them unsent.
+fn check_transfer(case: &Case) -> Result<(), TestCaseError> {
+    let out = run(case);
+    prop_assert!(out.done, "stalled after {} events", out.events);
+    let first = u32::from(case.cfg.syn);
+    let want: Vec<u32> = (first..first + case.npkts).collect();
+    prop_assert_eq!(&out.delivered, &want);
+    for seq in &out.delivered {
+        prop_assert!(out.sent.contains(seq), "delivered {} never sent", seq);
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
     #[test]
     fn prop_linux_transfer_completes_in_order_with_only_sent_packets(case in linux_case()) {
-        let out = run(&case);
-        prop_assert!(out.done, "stalled after {} events", out.events);
-        let first = u32::from(case.cfg.syn);
-        let want: Vec<u32> = (first..first + case.npkts).collect();
-        prop_assert_eq!(&out.delivered, &want);
-        for seq in &out.delivered {
-            prop_assert!(out.sent.contains(seq), "delivered {} never sent", seq);
-        }
+        check_transfer(&case)?;
     }
 
     #[test]
     fn prop_transfer_completes_in_order_with_only_sent_packets(case in case()) {
-        let out = run(&case);
-        prop_assert!(out.done, "stalled after {} events", out.events);
-        let first = u32::from(case.cfg.syn);
-        let want: Vec<u32> = (first..first + case.npkts).collect();
-        prop_assert_eq!(&out.delivered, &want);
-        for seq in &out.delivered {
-            prop_assert!(out.sent.contains(seq), "delivered {} never sent", seq);
-        }
+        check_transfer(&case)?;
     }
 }
 
