@@ -99,7 +99,7 @@ def parse_args() -> argparse.Namespace:
                     help="aqmlab only: a scenario override over the case's (e.g. topology.qdisc.target=3.8ms,"
                          " VALUE as TOML); repeatable")
     ap.add_argument("--ns3-attr", action="append", default=[], metavar="NAME=VALUE",
-                    help="ns-3 only: an attribute of the bottleneck's AQM (any qdisc but droptail and red)"
+                    help="ns-3 only: an attribute of the bottleneck's AQM (any qdisc but droptail, red and red_step)"
                          " (dumbbell.py --attr); repeatable")
     ap.add_argument("--repeat", type=int, default=1, metavar="K",
                     help="repetitions; wall times are their median")
