@@ -1,6 +1,7 @@
 """aqmlab against ns-3 on the dumbbell of study A1 (Brandauer et al.): speed and agreement.
 
-    .venv/bin/python bench/compare.py [--flows N ...] [--qdisc droptail|red|codel|pie|fq_codel|fq_pie|cobalt|fq_cobalt ...] [--repeat K] [--seed S ...]
+    .venv/bin/python bench/compare.py [--flows N ...] [--qdisc droptail|red|red_step|codel|pie|fq_codel|fq_pie|cobalt|fq_cobalt ...] [--repeat K] [--seed S ...]
+    .venv/bin/python bench/compare.py --tcp cubic|bbr|dctcp|linux-reno ... [--ns3-tcp-attr NAME=VALUE]
 
 Runs aqmlab (`bench/ns3/dumbbell-a1.toml`, through the Python API, in this
 process) and ns-3 (`bench/ns3/dumbbell.py`, in a subprocess of the
@@ -22,6 +23,14 @@ the smallest ratio of simulated seconds per wall second over the cases run.
 With --markdown a markdown table follows: goodput, mean queueing delay and
 drop rate per case, aqmlab / ns-3 with their ratio, and which of the three
 agree within 5% (bench/ns3/README.md, "FQ-PIE and COBALT against ns-3").
+
+With `--tcp linux-reno|cubic|bbr|dctcp` aqmlab's flows are its Linux-style
+family with the variant's defaults (`traffic[0].tcp = {variant = ...}`, only
+the header set to ns-3's 42 B) and ns-3 runs the matching congestion control
+(bench/ns3/README.md, "CUBIC, BBR and DCTCP against ns-3"); the table then
+also gives the bottleneck's ECN mark rate and utilisation, and so does the
+markdown table. `red_step` is RED as a step ECN marker at 20 packets, for
+DCTCP.
 """
 
 from __future__ import annotations
@@ -71,7 +80,15 @@ AQMS = {
                   "target": "5ms", "interval": "100ms", "increment": 1 / 256, "decrement": 1 / 4096,
                   "blue_threshold": "none", "ecn": True},
 }
-QDISCS = ["droptail", "red", *AQMS]
+# RED as a step marker for DCTCP: the instantaneous queue (w_q 1), every
+# ECN-capable arrival marked once 21 packets wait (max_p 1 between 20 and
+# 21, a mark rather than a drop above max_th); ns-3's RedQueueDisc is set to
+# match (dumbbell.py).
+RED_STEP = {"kind": "red", "limit": "300pkt", "min_th": "20pkt", "max_th": "21pkt", "max_p": 1.0, "w_q": 1.0,
+            "ecn": True, "gentle": False, "ecn_above_max_th": "mark"}
+QDISCS = ["droptail", "red", "red_step", *AQMS]
+# aqmlab's Linux-style variants, each run with its defaults.
+LINUX_TCPS = ["linux-reno", "cubic", "bbr", "dctcp"]
 
 
 def parse_args() -> argparse.Namespace:
@@ -82,12 +99,16 @@ def parse_args() -> argparse.Namespace:
                     help="aqmlab only: a scenario override over the case's (e.g. topology.qdisc.target=3.8ms,"
                          " VALUE as TOML); repeatable")
     ap.add_argument("--ns3-attr", action="append", default=[], metavar="NAME=VALUE",
-                    help="ns-3 only: an attribute of the bottleneck's AQM (any qdisc but droptail and red)"
+                    help="ns-3 only: an attribute of the bottleneck's AQM (any qdisc but droptail, red and red_step)"
                          " (dumbbell.py --attr); repeatable")
     ap.add_argument("--repeat", type=int, default=1, metavar="K",
                     help="repetitions; wall times are their median")
-    ap.add_argument("--tcp", choices=["sack", "newreno"], default="sack",
-                    help="TCP loss recovery in both simulators (default sack; see bench/ns3/README.md)")
+    ap.add_argument("--tcp", choices=["sack", "newreno", *LINUX_TCPS], default="sack",
+                    help="TCP in both simulators: sack or newreno (ns-2's agents), or a Linux-style"
+                         " variant with its defaults (default sack; see bench/ns3/README.md)")
+    ap.add_argument("--ns3-tcp-attr", action="append", default=[], metavar="NAME=VALUE",
+                    help="ns-3 only: the default of any attribute by its full name, e.g."
+                         " ns3::TcpSocket::DelAckCount=1 (dumbbell.py --tcp-attr); repeatable")
     ap.add_argument("--seed", type=int, nargs="+", default=[1], metavar="S",
                     help="seeds; with more than one, every figure but the wall times is the mean over"
                          " them with its 95%% confidence interval")
@@ -125,8 +146,14 @@ def run_aqmlab(flows: int, qdisc: str, seed: int, args: argparse.Namespace) -> d
     sc = aqmlab.Scenario.load(SCENARIO)
     over = {"traffic[0].count": flows, "traffic[0].tcp.variant": args.tcp,
             "duration": f"{args.duration}s", "warmup": f"{args.warmup}s"}
+    if args.tcp in LINUX_TCPS:
+        # The family's defaults; only the header is ns-3's (dumbbell-a1.toml).
+        del over["traffic[0].tcp.variant"]
+        over["traffic[0].tcp"] = {"variant": args.tcp, "header": "42B"}
     if qdisc == "droptail":
         over["topology.qdisc"] = DROPTAIL
+    elif qdisc == "red_step":
+        over["topology.qdisc"] = RED_STEP
     elif qdisc in AQMS:
         over["topology.qdisc"] = AQMS[qdisc]
     for kv in args.sets:
@@ -138,6 +165,8 @@ def run_aqmlab(flows: int, qdisc: str, seed: int, args: argparse.Namespace) -> d
             "goodput_bps": s["traffic"]["ftp"]["goodput_bps"],
             "udp_loss": s["traffic"]["cbr"]["loss_rate"],
             "drops": q["drops"], "marks": q.get("marks"), "loss_rate": q.get("loss_rate"),
+            "mark_rate": q["marks"] / q["arrivals"] if q.get("marks") is not None and q.get("arrivals") else None,
+            "utilization": q.get("utilization"),
             "tcp_timeouts": s["traffic"]["ftp"]["timeouts"],
             "tcp_fast_recoveries": s["traffic"]["ftp"]["fast_retransmits"],
             "qdelay_mean_s": q["qdelay_mean_s"]}
@@ -146,8 +175,9 @@ def run_aqmlab(flows: int, qdisc: str, seed: int, args: argparse.Namespace) -> d
 def run_ns3(py: str, flows: int, qdisc: str, seed: int, args: argparse.Namespace) -> dict:
     cmd = [py, str(NS3_SCRIPT), "--flows", str(flows), "--qdisc", qdisc, "--tcp", args.tcp,
            "--seed", str(seed), "--duration", str(args.duration), "--warmup", str(args.warmup)]
-    if qdisc not in ("droptail", "red"):
+    if qdisc not in ("droptail", "red", "red_step"):
         cmd += [f"--attr={a}" for a in args.ns3_attr]
+    cmd += [f"--tcp-attr={a}" for a in args.ns3_tcp_attr]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit(f"compare.py: ns-3 failed ({' '.join(cmd)}):\n{p.stderr.strip()}")
@@ -183,15 +213,20 @@ MARKDOWN = [("goodput", "TCP goodput Mb/s", "goodput", ".2f"),
             ("droprate", "bottleneck drop rate %", "drop rate", ".2f")]
 
 
-def markdown_table(cases: list[tuple[int, str]], sides: dict) -> str:
+#: With a Linux-style TCP, the markdown table also has these.
+MARKDOWN_LINUX = [("markrate", "ECN mark rate %", "mark rate", ".2f"),
+                  ("util", "utilisation %", "utilisation", ".2f")]
+
+
+def markdown_table(cases: list[tuple[int, str]], sides: dict, figures: list = MARKDOWN) -> str:
     """Goodput, delay and drop rate per case, "aqmlab ±hw / ns-3 ±hw (ratio)",
     and which of them agree within 5% (ratio of the means in [0.95, 1.05])."""
-    head = ["flows", "qdisc", *(f"{h}, aqmlab / ns-3 (ratio)" for _, h, _, _ in MARKDOWN), "within 5%"]
+    head = ["flows", "qdisc", *(f"{h}, aqmlab / ns-3 (ratio)" for _, h, _, _ in figures), "within 5%"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for n, q in cases:
         a, b = sides[n, q]
         cells, agree = [], []
-        for key, _, short, spec in MARKDOWN:
+        for key, _, short, spec in figures:
             def one(v: tuple[float | None, float | None]) -> str:
                 m, hw = v
                 return fmt(m, spec) + ("" if hw is None else " ±" + fmt(hw, spec))
@@ -235,6 +270,11 @@ def main() -> None:
                # the sockets into CA_LOSS and CA_RECOVERY.
                ("timeouts", "TCP timeouts", ",.0f", lambda r: r.get("tcp_timeouts")),
                ("recoveries", "TCP fast recoveries", ",.0f", lambda r: r.get("tcp_fast_recoveries"))]
+    if args.tcp in LINUX_TCPS:
+        figures += [("markrate", "bottleneck ECN mark rate %", ".3f",
+                     lambda r: None if r.get("mark_rate") is None else 100 * r["mark_rate"]),
+                    ("util", "bottleneck utilisation %", ".2f",
+                     lambda r: None if r.get("utilization") is None else 100 * r["utilization"])]
     sides = {}
     for n, q in cases:
         side = {}
@@ -264,8 +304,9 @@ def main() -> None:
     print(f"aqmlab {aqmlab.__version__} vs ns-3 {ns3_version}: "
           f"A1 dumbbell, TCP {args.tcp}, {seed_text}, {args.duration:g} s simulated, "
           f"{args.warmup:g} s warm-up; wall times: median of {args.repeat * len(seeds)}")
-    if args.sets or args.ns3_attr:
-        print(f"overrides: aqmlab {' '.join(args.sets) or '-'}; ns-3 {' '.join(args.ns3_attr) or '-'}")
+    if args.sets or args.ns3_attr or args.ns3_tcp_attr:
+        print(f"overrides: aqmlab {' '.join(args.sets) or '-'}; "
+              f"ns-3 {' '.join(args.ns3_attr + args.ns3_tcp_attr) or '-'}")
     head = ("flows", "qdisc", "metric", "aqmlab", "ns-3", "aqmlab/ns-3")
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
 
@@ -282,7 +323,7 @@ def main() -> None:
     print(f"speed ratio aqmlab/ns-3: {min(speed):.1f}")
     if args.markdown:
         print()
-        print(markdown_table(cases, sides))
+        print(markdown_table(cases, sides, MARKDOWN + MARKDOWN_LINUX if args.tcp in LINUX_TCPS else MARKDOWN))
     if args.json:
         args.json.write_text(json.dumps(
             [{"flows": n, "qdisc": q, **runs[n, q]} for n, q in cases], indent=1))

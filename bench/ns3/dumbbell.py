@@ -1,6 +1,8 @@
 """The dumbbell of study A1 (Brandauer et al.) in ns-3, set up to match `dumbbell-a1.toml`.
 
     $NS3_PYTHON bench/ns3/dumbbell.py --flows 64 --qdisc red [--tcp sack|newreno] [--seed 1]
+    $NS3_PYTHON bench/ns3/dumbbell.py --flows 16 --qdisc droptail --tcp cubic|bbr|linux-reno
+    $NS3_PYTHON bench/ns3/dumbbell.py --flows 16 --qdisc red_step --tcp dctcp
 
 Runs under an interpreter that has the `ns3` wheel from PyPI (see README.md
 beside this file) and prints one JSON object on stdout. The topology, TCP
@@ -12,6 +14,17 @@ Topology: hosts s0..s3 -> R1 -> R2 -> d0..d3. Sender access links 100 Mb/s
 with 10/20/30/40 ms, bottleneck 10 Mb/s 50 ms, receiver links 100 Mb/s
 0.1 ms (aqmlab's dumbbell defaults: 10 x the bottleneck rate, 0.1 ms), so
 the round-trip propagation delays are 120.2 .. 180.2 ms as in aqmlab.
+
+TCP: `sack` and `newreno` match aqmlab's ns-2 agents (NewReno with classic
+recovery, IW 2, delayed ACKs of 100 ms); `linux-reno`, `cubic`, `bbr` and
+`dctcp` match aqmlab's Linux-style family with its defaults (TcpLinuxReno,
+TcpCubic, TcpBbr, TcpDctcp; IW 10, SACK, PRR, delayed ACKs of 40 ms, an
+RTO of srtt + max(200 ms, 4 rttvar) starting at 1 s, pacing for BBR only;
+README.md, "CUBIC, BBR and DCTCP against ns-3", lists each attribute).
+`red_step` is RED as a step marker for DCTCP: ECN on, the average the
+instantaneous queue (QW 1), every ECN-capable packet marked once 20 packets
+wait (qdisc + device queue), as aqmlab's RED with min_th 20, max_th 21,
+max_p 1, w_q 1, ecn, ecn_above_max_th "mark".
 
 Queues: every device queue holds one packet (DropTailQueue MaxSize 1p, no
 BQL), and every device has a root queue disc: a FIFO of 10^6 packets except
@@ -51,7 +64,7 @@ UDP_PAYLOAD_BYTES = UDP_FRAME_BYTES - 8 - 20 - 2
 CBR_RATE_BPS = 250_000
 ACCESS_DELAYS_MS = [10, 20, 30, 40]
 BIG_QUEUE = "1000000p"
-QDISCS = ["droptail", "red", "codel", "pie", "fq_codel", "fq_pie", "cobalt", "fq_cobalt"]
+QDISCS = ["droptail", "red", "red_step", "codel", "pie", "fq_codel", "fq_pie", "cobalt", "fq_cobalt"]
 
 # The AQMs' attributes, matched to aqmlab's defaults for the same discipline
 # with a 300-packet limit (README.md, "CoDel, PIE and FQ-CoDel against ns-3",
@@ -505,9 +518,14 @@ struct Goodput
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--flows", type=int, default=64, help="number of TCP NewReno bulk flows")
-    ap.add_argument("--tcp", choices=["sack", "newreno"], default="sack",
+    ap.add_argument("--tcp", choices=["sack", "newreno", *LINUX_TCPS], default="sack",
                     help="sack: NewReno congestion control with SACK loss recovery (RFC 6675), as"
-                         " aqmlab's variant sack; newreno: SACK off (RFC 6582), as aqmlab's newreno")
+                         " aqmlab's variant sack; newreno: SACK off (RFC 6582), as aqmlab's newreno;"
+                         " linux-reno, cubic, bbr, dctcp: ns-3's TcpLinuxReno, TcpCubic, TcpBbr, TcpDctcp"
+                         " set as aqmlab's Linux-style family (IW 10, SACK, PRR, 40 ms delayed ACKs)")
+    ap.add_argument("--tcp-attr", action="append", default=[], metavar="NAME=VALUE",
+                    help="set the default of any ns-3 attribute by its full name (e.g."
+                         " ns3::TcpSocket::DelAckCount=1), after the matched TCP settings; repeatable")
     ap.add_argument("--qdisc", choices=QDISCS, default="red")
     ap.add_argument("--attr", action="append", default=[], metavar="NAME=VALUE",
                     help="set an attribute of the bottleneck's AQM (codel ... fq_cobalt) to VALUE (ns-3's"
@@ -517,6 +535,87 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--duration", type=float, default=100.0, help="simulated seconds")
     ap.add_argument("--warmup", type=float, default=20.0, help="seconds discarded before measuring")
     return ap.parse_args(argv)
+
+
+# aqmlab's Linux-style variants and ns-3's congestion controls that match them.
+LINUX_TCPS = {"linux-reno": "ns3::TcpLinuxReno", "cubic": "ns3::TcpCubic", "bbr": "ns3::TcpBbr",
+              "dctcp": "ns3::TcpDctcp"}
+
+
+def configure_linux_defaults(ns, tcp: str) -> None:
+    """Attribute defaults that make ns-3's TCP match aqmlab's Linux-style
+    family with its defaults (crates/sim/src/transport/tcp/config.rs,
+    TcpConfig::linux). Every one is written out, defaults included; README.md
+    ("CUBIC, BBR and DCTCP against ns-3") says why each."""
+    sd = ns.Config.SetDefault
+    sd("ns3::TcpL4Protocol::SocketType", ns.StringValue(LINUX_TCPS[tcp]))
+    # PRR (RFC 6937) in recovery, as the family's `prr = true`.
+    sd("ns3::TcpL4Protocol::RecoveryType", ns.StringValue("ns3::TcpPrrRecovery"))
+    sd("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
+    sd("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))  # aqmlab's packets carry none
+    sd("ns3::TcpSocketBase::WindowScaling", ns.BooleanValue(True))
+    sd("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(True))
+    sd("ns3::TcpSocketBase::ReTxThreshold", ns.UintegerValue(3))
+    # Linux's RTO is srtt + rttvar with rttvar >= rto_min (200 ms): the floor
+    # is on the variance term. ns-3's is max(srtt + max(G, 4 rttvar), MinRto),
+    # G being ClockGranularity: with G = MinRto = 200 ms it is
+    # srtt + max(200 ms, 4 rttvar), Linux's form.
+    sd("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MilliSeconds(200)))
+    sd("ns3::TcpSocketBase::ClockGranularity", ns.TimeValue(ns.MilliSeconds(200)))
+    # Initial RTO 1 s (Linux's TCP_TIMEOUT_INIT): the SYN's timer is
+    # ConnTimeout in ns-3, the first RTT estimate InitialEstimation.
+    sd("ns3::TcpSocket::ConnTimeout", ns.TimeValue(ns.Seconds(1)))
+    sd("ns3::RttEstimator::InitialEstimation", ns.TimeValue(ns.Seconds(1)))
+    sd("ns3::TcpSocket::SegmentSize", ns.UintegerValue(SEGMENT_BYTES))
+    sd("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(10))
+    sd("ns3::TcpSocket::DelAckCount", ns.UintegerValue(2))
+    sd("ns3::TcpSocket::DelAckTimeout", ns.TimeValue(ns.MilliSeconds(40)))
+    sd("ns3::TcpSocket::TcpNoDelay", ns.BooleanValue(True))
+    sd("ns3::TcpSocket::SndBufSize", ns.UintegerValue(2 * 1024 * 1024))
+    sd("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(2 * 1024 * 1024))
+    sd("ns3::TcpSocket::DataRetries", ns.UintegerValue(1_000_000))
+    sd("ns3::TcpSocket::ConnCount", ns.UintegerValue(1_000_000))
+    # Pacing only where the congestion control asks for it (BBR), as the
+    # family's `pacing = false` default; the first 10 packets unpaced, as
+    # aqmlab's sender. Linux's ratios (200% in slow start, 120% after) are
+    # ns-3's defaults and only matter when pacing without BBR.
+    sd("ns3::TcpSocketState::EnablePacing", ns.BooleanValue(tcp == "bbr"))
+    sd("ns3::TcpSocketState::PaceInitialWindow", ns.BooleanValue(False))
+    sd("ns3::TcpSocketState::PacingSsRatio", ns.UintegerValue(200))
+    sd("ns3::TcpSocketState::PacingCaRatio", ns.UintegerValue(120))
+    # ECN (RFC 3168 negotiation, ECT on data) for DCTCP only, as aqmlab's
+    # dctcp asks for it itself; off otherwise (the family's `ecn = false`).
+    sd("ns3::TcpSocketBase::UseEcn", ns.StringValue("On" if tcp == "dctcp" else "Off"))
+    if tcp == "cubic":
+        # Linux's tcp_cubic: beta 717/1024 (ns-3: 0.7), C 0.4, fast
+        # convergence, TCP friendliness, HyStart with both detectors from 16
+        # packets, 8 delay samples, ACK train spacing 2 ms, delay threshold
+        # clamped to [4, 16] ms.
+        sd("ns3::TcpCubic::Beta", ns.DoubleValue(0.7))
+        sd("ns3::TcpCubic::C", ns.DoubleValue(0.4))
+        sd("ns3::TcpCubic::FastConvergence", ns.BooleanValue(True))
+        sd("ns3::TcpCubic::TcpFriendliness", ns.BooleanValue(True))
+        sd("ns3::TcpCubic::HyStart", ns.BooleanValue(True))
+        sd("ns3::TcpCubic::HyStartLowWindow", ns.UintegerValue(16))
+        sd("ns3::TcpCubic::HyStartMinSamples", ns.UintegerValue(8))
+        sd("ns3::TcpCubic::HyStartAckDelta", ns.TimeValue(ns.MilliSeconds(2)))
+        sd("ns3::TcpCubic::HyStartDelayMin", ns.TimeValue(ns.MilliSeconds(4)))
+        sd("ns3::TcpCubic::HyStartDelayMax", ns.TimeValue(ns.MilliSeconds(16)))
+    elif tcp == "dctcp":
+        # Linux's dctcp: g = 1/16, alpha starts at 1, ECT(0).
+        sd("ns3::TcpDctcp::DctcpShiftG", ns.DoubleValue(1 / 16))
+        sd("ns3::TcpDctcp::DctcpAlphaOnInit", ns.DoubleValue(1.0))
+        sd("ns3::TcpDctcp::UseEct0", ns.BooleanValue(True))
+    elif tcp == "bbr":
+        # Linux's tcp_bbr v1: high gain 2/ln 2, a bandwidth filter of 10
+        # rounds, min_rtt over 10 s, 200 ms in PROBE_RTT, extra-acked window
+        # of 5 rounds.
+        sd("ns3::TcpBbr::HighGain", ns.DoubleValue(2.89))
+        sd("ns3::TcpBbr::BwWindowLength", ns.UintegerValue(10))
+        sd("ns3::TcpBbr::RttWindowLength", ns.TimeValue(ns.Seconds(10)))
+        sd("ns3::TcpBbr::ProbeRttDuration", ns.TimeValue(ns.MilliSeconds(200)))
+        sd("ns3::TcpBbr::ExtraAckedRttWindowLength", ns.UintegerValue(5))
+    sd("ns3::DropTailQueue<Packet>::MaxSize", ns.StringValue("1p"))
 
 
 def configure_defaults(ns, sack: bool) -> None:
@@ -564,7 +663,15 @@ def main(argv: list[str] | None = None) -> None:
 
     ns.RngSeedManager.SetSeed(1)
     ns.RngSeedManager.SetRun(args.seed)
-    configure_defaults(ns, args.tcp == "sack")
+    if args.tcp in LINUX_TCPS:
+        configure_linux_defaults(ns, args.tcp)
+    else:
+        configure_defaults(ns, args.tcp == "sack")
+    for a in args.tcp_attr:
+        name, _, value = a.partition("=")
+        if "::" not in name or "=" not in a:
+            sys.exit(f"dumbbell.py: --tcp-attr wants a full NAME=VALUE (got {a!r})")
+        ns.Config.SetDefault(name, ns.StringValue(value))
 
     senders, routers, receivers = ns.NodeContainer(), ns.NodeContainer(), ns.NodeContainer()
     senders.Create(4)
@@ -608,6 +715,30 @@ def main(argv: list[str] | None = None) -> None:
             "LinkBandwidth", ns.StringValue("10Mbps"),
             "LinkDelay", ns.StringValue("50ms"),
             "UseEcn", ns.BooleanValue(False),
+        )
+    elif args.qdisc == "red_step":
+        # A step marker for DCTCP (as ns-3's own DCTCP example, dctcp-example.cc,
+        # sets RED: UseEcn, no hard drop, QW 1), one packet lower than
+        # aqmlab's 20/21 for the packet in the device queue: the average is
+        # the instantaneous backlog (QW 1); at 19 packets in the qdisc p_b
+        # is 0, at 20 or more (MaxTh) every ECN-capable packet is marked (a
+        # forced drop turned into a mark, UseHardDrop false), the others
+        # dropped.
+        bn.SetRootQueueDisc(
+            "ns3::RedQueueDisc",
+            "MaxSize", ns.StringValue("299p"),
+            "MinTh", ns.DoubleValue(19),
+            "MaxTh", ns.DoubleValue(20),
+            "LInterm", ns.DoubleValue(1),  # max_p = 1
+            "QW", ns.DoubleValue(1.0),
+            "Gentle", ns.BooleanValue(False),
+            "Wait", ns.BooleanValue(False),
+            "Ns1Compat", ns.BooleanValue(True),
+            "MeanPktSize", ns.UintegerValue(500),
+            "LinkBandwidth", ns.StringValue("10Mbps"),
+            "LinkDelay", ns.StringValue("50ms"),
+            "UseEcn", ns.BooleanValue(True),
+            "UseHardDrop", ns.BooleanValue(False),
         )
     else:
         kind, attrs = AQM_ATTRS[args.qdisc]
@@ -732,6 +863,8 @@ def main(argv: list[str] | None = None) -> None:
         "qdisc_attrs": AQM_ATTRS[args.qdisc][1] | dict(a.partition("=")[::2] for a in args.attr)
         if args.qdisc in AQM_ATTRS else None,
         "loss_rate": bneck.drops / bneck.arrivals if bneck.arrivals else None,
+        "mark_rate": bneck.marks / bneck.arrivals if bneck.arrivals else None,
+        "tcp_attrs": args.tcp_attr,
         "udp_arrivals": int(bneck.udpArrivals),
         "udp_drops": int(bneck.udpDrops),
         "udp_loss": bneck.udpDrops / bneck.udpArrivals if bneck.udpArrivals else None,
