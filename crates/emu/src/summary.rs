@@ -17,7 +17,11 @@
 //! include its requests (one packet each), which the simulator counts on
 //! connections of their own.
 
-use aqmlab_sim::monitor::{jain_index, FlowRow, FlowStats, GroupSummary, Named, SizeRow, TimesSummary, WebSummary};
+use aqmlab_qdisc::Duration;
+use aqmlab_sim::monitor::{
+    jain_index, DelayHistogram, FlowRow, FlowStats, GroupSummary, HistogramSummary, Named, SizeRow, TimesSummary,
+    WebSummary,
+};
 use aqmlab_sim::scenario::{Scenario, SourceSpec};
 use serde_json::{json, Value};
 
@@ -60,6 +64,9 @@ pub fn build(sc: &Scenario, seed: u64, mut r: RouterReport, hosts: Vec<HostStats
     let mut group_tcp = Vec::new();
     for g in &sc.groups {
         let mut total = FlowStats::default();
+        // One-way delays from application to application, UDP groups only
+        // (TCP's per-packet delays are not seen at the hosts).
+        let mut delays = DelayHistogram::default();
         let mut retrans = 0u64;
         let mut transfer_times = Vec::new();
         let mut responses: Vec<(u32, f64)> = Vec::new();
@@ -92,6 +99,7 @@ pub fn build(sc: &Scenario, seed: u64, mut r: RouterReport, hosts: Vec<HostStats
             let mut row = serde_json::to_value(&row).expect("a row serialises");
             if let SourceSpec::Udp(_) = g.source {
                 let o = row.as_object_mut().expect("an object");
+                h.delays_ns.iter().for_each(|&d| delays.push(Duration(d)));
                 let mut d = h.delays_ns.clone();
                 o.insert("delay_p50_s".into(), num(quantile_ns(&mut d, 0.5)));
                 o.insert("delay_p99_s".into(), num(quantile_ns(&mut d, 0.99)));
@@ -133,7 +141,11 @@ pub fn build(sc: &Scenario, seed: u64, mut r: RouterReport, hosts: Vec<HostStats
             f += 1;
         }
         let class = sc.classes[g.class as usize].clone();
-        traffic.push(g.name.clone(), GroupSummary::pooled(g.source.kind(), class, g.count, &total, w));
+        let mut group = GroupSummary::pooled(g.source.kind(), class, g.count, &total, &delays, w);
+        if g.delay_histogram {
+            group.delay_histogram = Some(HistogramSummary::from(&delays));
+        }
+        traffic.push(g.name.clone(), group);
         let http = matches!(g.source, SourceSpec::Http11 { .. }).then(|| {
             let mut times: Vec<f64> = responses.iter().map(|&(_, t)| t).collect();
             json!({
@@ -154,7 +166,11 @@ pub fn build(sc: &Scenario, seed: u64, mut r: RouterReport, hosts: Vec<HostStats
             v["request_goodput_bps"] = num(request_bytes as f64 * 8.0 / w);
             v
         });
-        group_tcp.push(g.source.is_tcp().then(|| (retrans, TimesSummary::of(&mut transfer_times), http.or(web))));
+        group_tcp.push(
+            g.source
+                .is_tcp()
+                .then(|| (retrans, TimesSummary::of(&mut transfer_times), http.or(web))),
+        );
     }
     let mut traffic = serde_json::to_value(&traffic).expect("groups serialise");
     for (g, tcp) in sc.groups.iter().zip(group_tcp) {

@@ -17,8 +17,10 @@
 use aqmlab_qdisc::time::NANOS_PER_SEC;
 use aqmlab_qdisc::{DropReason, Duration, Time};
 
+mod histogram;
 mod summary;
 
+pub use histogram::{Bin, DelayHistogram};
 pub use summary::*;
 
 /// Count, mean, standard deviation, minimum and maximum of durations,
@@ -228,6 +230,8 @@ pub struct QueueMonitor {
     busy_ns: u64,
     runs: LossRuns,
     classes: Vec<ClassStats>,
+    /// Sojourn times of all classes, for percentiles.
+    sojourn_hist: DelayHistogram,
     pub totals: Totals,
     /// Keep only `totals`: for a queue that is never reported.
     light: bool,
@@ -248,6 +252,7 @@ impl QueueMonitor {
             busy_ns: 0,
             runs: LossRuns::default(),
             classes: vec![ClassStats::default(); n_classes],
+            sojourn_hist: DelayHistogram::default(),
             totals: Totals::default(),
             light: false,
         }
@@ -321,7 +326,9 @@ impl QueueMonitor {
         self.busy_ns += self.window.overlap_ns(now, tx_end);
         if self.window.contains(now) {
             self.departures += 1;
-            self.classes[class as usize].sojourn.push(now - enqueued_at);
+            let d = now - enqueued_at;
+            self.classes[class as usize].sojourn.push(d);
+            self.sojourn_hist.push(d);
         }
     }
 
@@ -401,6 +408,9 @@ impl QueueMonitor {
             qdelay_mean_s: sojourn.mean(),
             qdelay_std_s: sojourn.std(),
             qdelay_max_s: sojourn.max(),
+            qdelay_p50_s: self.sojourn_hist.percentile(0.5),
+            qdelay_p95_s: self.sojourn_hist.percentile(0.95),
+            qdelay_p99_s: self.sojourn_hist.percentile(0.99),
             qlen_mean_pkts: mean,
             qlen_var_pkts: var.max(0.0),
             utilization: self.busy_ns as f64 / w_ns,

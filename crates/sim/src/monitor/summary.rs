@@ -18,7 +18,7 @@
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
-use super::{ratio, FlowStats};
+use super::{ratio, DelayHistogram, FlowStats};
 
 /// Entries by name, in the order they were added, written as a JSON object
 /// (queues by link name, traffic groups, classes).
@@ -118,6 +118,11 @@ pub struct QueueMeasures {
     pub qdelay_mean_s: f64,
     pub qdelay_std_s: f64,
     pub qdelay_max_s: f64,
+    /// Percentiles of the sojourn time, to within 0.8%
+    /// ([`DelayHistogram`](super::DelayHistogram)); null without departures.
+    pub qdelay_p50_s: Option<f64>,
+    pub qdelay_p95_s: Option<f64>,
+    pub qdelay_p99_s: Option<f64>,
     /// Time average of the backlog and its variance (packets).
     pub qlen_mean_pkts: f64,
     pub qlen_var_pkts: f64,
@@ -263,6 +268,14 @@ pub struct GroupSummary {
     pub loss_rate: f64,
     pub delay_mean_s: f64,
     pub delay_std_s: f64,
+    /// Percentiles of the one-way delay, to within 0.8%
+    /// ([`DelayHistogram`](super::DelayHistogram)); null without deliveries.
+    pub delay_p50_s: Option<f64>,
+    pub delay_p95_s: Option<f64>,
+    pub delay_p99_s: Option<f64>,
+    /// The one-way delays' distribution, if the group asks for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay_histogram: Option<HistogramSummary>,
     /// TCP groups (`ftp`, `file`, `onoff` over TCP, `web`, `http11`).
     #[serde(flatten)]
     pub tcp: Option<TcpGroupSummary>,
@@ -275,10 +288,39 @@ pub struct GroupSummary {
     pub web: Option<WebSummary>,
 }
 
+/// A histogram's bins that hold samples, as parallel lists (seconds, and
+/// counts of samples in [lower, upper)), shortest delays first.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct HistogramSummary {
+    pub lower_s: Vec<f64>,
+    pub upper_s: Vec<f64>,
+    pub counts: Vec<u64>,
+}
+
+impl From<&DelayHistogram> for HistogramSummary {
+    fn from(h: &DelayHistogram) -> Self {
+        let mut out = HistogramSummary::default();
+        for b in h.bins() {
+            out.lower_s.push(b.lower_s);
+            out.upper_s.push(b.upper_s);
+            out.counts.push(b.count);
+        }
+        out
+    }
+}
+
 impl GroupSummary {
-    /// A group of `flows` flows whose counts together are `total`, over a
-    /// window of `window_s` seconds, without the parts of its kind.
-    pub fn pooled(kind: &'static str, class: String, flows: u32, total: &FlowStats, window_s: f64) -> GroupSummary {
+    /// A group of `flows` flows whose counts together are `total` and whose
+    /// one-way delays are `delays`, over a window of `window_s` seconds,
+    /// without the parts of its kind.
+    pub fn pooled(
+        kind: &'static str,
+        class: String,
+        flows: u32,
+        total: &FlowStats,
+        delays: &DelayHistogram,
+        window_s: f64,
+    ) -> GroupSummary {
         let (goodput_bps, throughput_bps) = total.rates_bps(window_s);
         GroupSummary {
             kind,
@@ -292,6 +334,10 @@ impl GroupSummary {
             loss_rate: ratio(total.drops as f64, total.sent_pkts as f64),
             delay_mean_s: total.delay.mean(),
             delay_std_s: total.delay.std(),
+            delay_p50_s: delays.percentile(0.5),
+            delay_p95_s: delays.percentile(0.95),
+            delay_p99_s: delays.percentile(0.99),
+            delay_histogram: None,
             tcp: None,
             request_goodput_bps: None,
             http11: None,
@@ -418,6 +464,9 @@ mod test {
             qdelay_mean_s: f64::NAN,
             qdelay_std_s: f64::NAN,
             qdelay_max_s: f64::NAN,
+            qdelay_p50_s: None,
+            qdelay_p95_s: None,
+            qdelay_p99_s: None,
             qlen_mean_pkts: 1.5,
             qlen_var_pkts: 0.0,
             utilization: 1.0,
@@ -519,6 +568,10 @@ mod test {
             loss_rate: f64::NAN,
             delay_mean_s: f64::NAN,
             delay_std_s: f64::NAN,
+            delay_p50_s: None,
+            delay_p95_s: None,
+            delay_p99_s: None,
+            delay_histogram: None,
             tcp: None,
             request_goodput_bps: None,
             http11: None,
@@ -526,7 +579,7 @@ mod test {
         };
         assert_eq!(
             serde_json::to_string(&g).unwrap(),
-            r#"{"kind":"cbr","class":"be","flows":1,"sent":0,"delivered":0,"drops":0,"goodput_bps":0.0,"throughput_bps":0.0,"loss_rate":null,"delay_mean_s":null,"delay_std_s":null}"#
+            r#"{"kind":"cbr","class":"be","flows":1,"sent":0,"delivered":0,"drops":0,"goodput_bps":0.0,"throughput_bps":0.0,"loss_rate":null,"delay_mean_s":null,"delay_std_s":null,"delay_p50_s":null,"delay_p95_s":null,"delay_p99_s":null}"#
         );
     }
 }

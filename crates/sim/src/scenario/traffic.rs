@@ -119,6 +119,12 @@ pub(super) const GROUP: &[Key] = &[
         "the deadline of the group's packets at TED queues",
     ),
     Key::opt(
+        "delay_histogram",
+        Ty::Bool,
+        "false",
+        "report the distribution of the group's one-way delays (`delay_histogram` in its summary)",
+    ),
+    Key::opt(
         "class",
         Ty::Choice(CLASSES),
         "\"bulk\" for TCP ftp, file and onoff, else \"realtime\"",
@@ -201,6 +207,8 @@ pub struct GroupSpec {
     /// The ECN codepoint an open-loop UDP group's packets carry (`ecn`);
     /// Not-ECT for the others (TCP sets its own).
     pub ecn: Ecn,
+    /// Whether the summary reports the distribution of the one-way delays.
+    pub delay_histogram: bool,
 }
 
 impl GroupSpec {
@@ -321,6 +329,7 @@ pub(super) fn read_group(
     let stop = t.opt(cx, "stop", parse_duration);
     let ted_deadline = t.opt(cx, "ted_deadline", parse_duration);
     let class = t.opt(cx, "class", |v| parse_choice(v, CLASSES));
+    let delay_histogram = t.opt(cx, "delay_histogram", parse_bool).unwrap_or(false);
     // The source is read apart so that the table is finished (unknown keys
     // reported) whatever goes wrong in it.
     let source = kind.and_then(|kind| read_source(cx, &mut t, kind));
@@ -355,6 +364,7 @@ pub(super) fn read_group(
         class: class_index(classes, class),
         ted_deadline,
         ecn: ecn.unwrap_or(Ecn::NotEct),
+        delay_histogram,
     };
     // Endpoint pairs repeat every lcm(|src|, |dst|) flows.
     let (a, b) = (group.src.len() as u64, group.dst.len() as u64);

@@ -21,7 +21,7 @@ use crate::app::web::{Action as WebAction, WebResponse, WebSession};
 use crate::app::REQUEST_PKTS;
 use crate::engine::{EventQueue, Fired, LinkEvent, Next, Timer};
 use crate::monitor::{
-    jain_index, DelayStats, Fairness, FlowRow, FlowStats, GroupSummary, Http11Summary, Named, RunSummary, SizeRow,
+    jain_index, DelayHistogram, DelayStats, HistogramSummary, Fairness, FlowRow, FlowStats, GroupSummary, Http11Summary, Named, RunSummary, SizeRow,
     TcpCounts, TcpFlowSummary, TcpGroupSummary, TimesSummary, Totals, WebSummary, Window,
 };
 use crate::net::link::{Link, Network, Wakeups};
@@ -156,6 +156,9 @@ pub struct Sim<'s> {
     segments: Vec<Segment>,
     acks: Vec<AckInfo>,
     stats: Vec<FlowStats>,
+    /// Per group: the one-way delays of its delivered packets (those
+    /// `stats` counts in `delay`).
+    delays: Vec<DelayHistogram>,
     next_id: u64,
     n_events: u64,
     tracer: Option<Tracer>,

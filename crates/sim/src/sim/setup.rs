@@ -77,6 +77,7 @@ impl<'s> Sim<'s> {
             segments: Vec::new(),
             acks: Vec::new(),
             stats: Vec::new(),
+            delays: vec![DelayHistogram::default(); sc.groups.len()],
             next_id: 0,
             n_events: 0,
             #[cfg(test)]

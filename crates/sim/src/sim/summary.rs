@@ -90,7 +90,11 @@ impl<'s> Sim<'s> {
             total.merge(s);
         }
         let class = sc.classes[group.class as usize].clone();
-        let mut g = GroupSummary::pooled(group.source.kind(), class, group.count, &total, w);
+        let delays = &self.delays[gi];
+        let mut g = GroupSummary::pooled(group.source.kind(), class, group.count, &total, delays, w);
+        if group.delay_histogram {
+            g.delay_histogram = Some(HistogramSummary::from(delays));
+        }
         if matches!(group.source, SourceSpec::Http11 { .. } | SourceSpec::Web { .. }) {
             g.request_goodput_bps = Some(total.request_bytes as f64 * 8.0 / w);
         }
