@@ -102,3 +102,35 @@ def test_summary_parts_read_as_attributes_and_as_the_engines_dict():
     assert res.summary.traffic[name] == raw["traffic"][name]
     assert res.summary.flows == raw["flows"] and res.summary.seed == 1
     assert res.summary.jain == raw.get("fairness", {}).get("jain")
+
+
+def test_delay_histogram_and_traced_group_delays():
+    # A 84 B probe every 67.2 ms (10 kb/s) alone on the path: every one-way
+    # delay is 1 + 5 + 0.1 ms of propagation (the sender's access link, the
+    # bottleneck, the receiver's access link by default) plus 84 B sent at
+    # 100, 10 and 100 Mb/s (6.72 + 67.2 + 6.72 us), 6.18064 ms. The histogram holds them all in one bin, and
+    # the percentiles, clamped to the exact extremes, are exact.
+    sc = {"duration": "2s",
+          "topology": {"kind": "dumbbell", "senders": 1, "access_rate": "100Mbps", "access_delay": "1ms",
+                       "bottleneck": {"rate": "10Mbps", "delay": "5ms"},
+                       "qdisc": {"kind": "droptail", "limit": "100pkt"}},
+          "traffic": [{"name": "ping", "kind": "cbr", "rate": "10kbps", "size": "84B", "start": "0s",
+                       "delay_histogram": True}],
+          "trace": {"interval": "100ms", "groups": ["ping"]}}
+    r = aqmlab.run(sc)
+    g = r.summary["traffic"]["ping"]
+    exact = 0.0061 + 84 * 8 / 100e6 + 84 * 8 / 10e6 + 84 * 8 / 100e6
+    assert g["delay_p50_s"] == pytest.approx(exact, abs=1e-12)
+    assert g["delay_p99_s"] == pytest.approx(exact, abs=1e-12)
+    h = g["delay_histogram"]
+    assert sum(h["counts"]) == g["delivered"] == 30
+    assert len(h["counts"]) == 1 and h["lower_s"][0] <= exact < h["upper_s"][0]
+    # Each bin is at most 1/64 of its lower edge wide.
+    assert h["upper_s"][0] - h["lower_s"][0] <= h["lower_s"][0] / 64
+    delays = r.series["traffic.ping.delay_max_s"].dropna()
+    assert len(delays) >= 19 and (abs(delays - exact) < 1e-12).all()
+    # Emulation refuses what it cannot sample, by key.
+    from aqmlab import _engine
+    assert _engine.emulate_check(json.dumps(sc), 1) == [
+        ("trace.groups", "emulation does not sample groups' delays over time; the summary's delay percentiles and "
+                         "delay_histogram cover UDP groups")]

@@ -414,6 +414,12 @@ fn plan(sc: &Scenario, seed: u64) -> Result<Plan, Vec<ConfigError>> {
             });
         }
     }
+    if sc.trace.as_ref().is_some_and(|t| !t.groups.is_empty()) {
+        errs.push(ConfigError {
+            path: "trace.groups".into(),
+            message: "emulation does not sample groups' delays over time; the summary's delay percentiles and delay_histogram cover UDP groups".into(),
+        });
+    }
     if !errs.is_empty() {
         return Err(errs);
     }

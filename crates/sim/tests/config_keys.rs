@@ -216,7 +216,7 @@ fn group(name: &str, kind: &str, source: Value) -> Value {
     let mut g = json!({
         "name": name, "kind": kind, "count": 2, "src": ["s0", "s1"], "dst": "d0",
         "start": { "dist": "uniform", "min": "0s", "max": "1s" }, "stop": "9s",
-        "ted_deadline": "50ms", "class": "bulk",
+        "ted_deadline": "50ms", "class": "bulk", "delay_histogram": true,
     });
     g.as_object_mut().unwrap().extend(source.as_object().unwrap().clone());
     if ["ftp", "file", "web", "http11"].contains(&kind) || g["transport"] == "tcp" {
@@ -487,7 +487,15 @@ fn traffic_cases() -> Vec<Case> {
         (
             "tcp table (Linux-style)",
             full_linux_tcp(),
-            &["rto", "tick", "limited_transmit", "slow_start_restart", "ecn_negotiate", "ecn_at_cwnd1", "max_burst"][..],
+            &[
+                "rto",
+                "tick",
+                "limited_transmit",
+                "slow_start_restart",
+                "ecn_negotiate",
+                "ecn_at_cwnd1",
+                "max_burst",
+            ][..],
         ),
     ] {
         let mut tcp = traffic_case(label, group("f", "ftp", json!({ "tcp": table })));
@@ -576,7 +584,7 @@ fn scenario_cases() -> Vec<Case> {
         "traffic": [ftp],
     });
     let mut traced = root.clone();
-    traced["trace"] = json!({ "interval": "100ms", "queues": ["bottleneck"], "flows": ["f[0]"] });
+    traced["trace"] = json!({ "interval": "100ms", "queues": ["bottleneck"], "flows": ["f[0]"], "groups": ["f"] });
     let dumbbell = json!({
         "duration": "10s",
         "topology": {

@@ -203,6 +203,45 @@ fn test_trace_samples_backlog_and_cumulative_drops() {
 }
 
 #[test]
+fn test_trace_samples_a_groups_one_way_delay_per_interval() {
+    // One 1000 B packet every 8 ms (1 Mb/s) over a 10 Mb/s link: each takes
+    // 0.8 ms to send and nothing queues, so every one-way delay is 0.8 ms.
+    // The flow starts at 0.5 s: the samples at 0 s to 0.5 s saw nothing
+    // (null); from 0.6 s each 100-ms interval holds 12 or 13 packets whose
+    // mean and largest delay are 0.8 ms.
+    let mut v = single_queue(
+        "10Mbps",
+        json!({ "kind": "droptail", "limit": "100pkt" }),
+        json!({ "name": "voip", "kind": "cbr", "rate": "1Mbps", "size": "1000B" }),
+        "2s",
+    );
+    v["traffic"][0]["start"] = json!("0.5s");
+    v["trace"] = json!({ "interval": "100ms", "queues": [], "groups": ["voip"] });
+    let out = run(&scenario(&v), 1);
+    let col = |name: &str| {
+        out.series
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| panic!("no column {name}"))
+    };
+    let (mean, max) = (col("traffic.voip.delay_mean_s"), col("traffic.voip.delay_max_s"));
+    assert_eq!(col("time_s").len(), 21);
+    assert!(mean[..=5].iter().chain(&max[..=5]).all(|x| x.is_nan()));
+    for x in mean[6..].iter().chain(&max[6..]) {
+        assert!((x - 0.0008).abs() < 1e-12, "{x}");
+    }
+    // An unknown group is refused by name.
+    v["trace"]["groups"] = json!(["video"]);
+    let err = format!("{:?}", Scenario::from_value(&v).unwrap_err());
+    assert!(
+        err.contains("trace.groups[0]")
+            && err.contains("no traffic group is named \\\"video\\\"; groups: \\\"voip\\\""),
+        "{err}"
+    );
+}
+
+#[test]
 fn test_drawn_access_delay_is_shared_by_both_directions() {
     // Access delays drawn per host from a distribution: the host's two
     // access links get the same draw, so the round-trip propagation delay

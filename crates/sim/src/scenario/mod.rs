@@ -55,6 +55,9 @@ pub struct TraceSpec {
     /// TCP flows whose cwnd, ssthresh, srtt and RTO are sampled, as
     /// (global flow index, name `group[j]`).
     pub flows: Vec<(u32, String)>,
+    /// Traffic groups whose one-way delays are sampled, as (group index,
+    /// name).
+    pub groups: Vec<(u16, String)>,
 }
 
 impl Scenario {
@@ -134,6 +137,12 @@ pub const TRACE: TableDecl = TableDecl {
             Ty::List(&Ty::Text),
             "",
             "TCP flows whose cwnd, ssthresh, srtt and RTO are sampled, e.g. [\"ftp[0]\"]",
+        ),
+        Key::opt(
+            "groups",
+            Ty::List(&Ty::Text),
+            "",
+            "traffic groups whose one-way delay is sampled: mean and largest over each interval",
         ),
     ]],
 };
@@ -244,7 +253,26 @@ fn read_trace(cx: &mut Cx, v: &Value, net: &NetSpec, groups: &[GroupSpec]) -> Op
         })?;
         names.iter().map(parse_str).collect::<Result<Vec<_>, _>>()
     });
+    let group_names = t.opt(cx, "groups", |v| {
+        let names = v
+            .as_array()
+            .ok_or_else(|| format!("expected a list of traffic group names, got {}", config::show(v)))?;
+        names.iter().map(parse_str).collect::<Result<Vec<_>, _>>()
+    });
     t.finish(cx);
+    let mut traced_groups = Vec::new();
+    for (i, name) in group_names.unwrap_or_default().into_iter().enumerate() {
+        match groups.iter().position(|g| g.name == name) {
+            Some(g) => traced_groups.push((g as u16, name)),
+            None => {
+                let all: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
+                cx.err(
+                    &format!("trace.groups[{i}]"),
+                    format!("no traffic group is named \"{name}\"; groups: {}", config::quoted(&all)),
+                );
+            }
+        }
+    }
     let mut flows = Vec::new();
     for (i, name) in flow_names.unwrap_or_default().into_iter().enumerate() {
         let found = name
@@ -295,7 +323,12 @@ fn read_trace(cx: &mut Cx, v: &Value, net: &NetSpec, groups: &[GroupSpec]) -> Op
             links
         }
     };
-    Some(TraceSpec { interval, links, flows })
+    Some(TraceSpec {
+        interval,
+        links,
+        flows,
+        groups: traced_groups,
+    })
 }
 
 /// The JSON Schema of a scenario file, as `aqmlab schema scenario` prints it.

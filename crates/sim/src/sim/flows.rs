@@ -400,6 +400,9 @@ impl<'s> Sim<'s> {
         let f = pkt.flow;
         match pkt.kind {
             PacketKind::Udp => {
+                if let Some(tr) = self.tracer.as_mut() {
+                    tr.delivered(self.flows[f as usize].group, now - pkt.sent_at);
+                }
                 if inside {
                     let s = &mut self.stats[f as usize];
                     s.delivered_pkts += 1;
@@ -427,6 +430,11 @@ impl<'s> Sim<'s> {
                 t.transfer_bytes += bytes;
                 let finished = !was_done && t.conn.done_at.is_some();
                 self.acks = acks;
+                if pkts > 0 {
+                    if let Some(tr) = self.tracer.as_mut() {
+                        tr.delivered(self.flows[f as usize].group, now - pkt.sent_at);
+                    }
+                }
                 if inside {
                     // Goodput: payload delivered in order to the application.
                     let s = &mut self.stats[self.flows[f as usize].stat as usize];

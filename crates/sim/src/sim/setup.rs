@@ -87,6 +87,13 @@ impl<'s> Sim<'s> {
                 next_at: Time::ZERO,
                 links: t.links.clone(),
                 flows: t.flows.clone(),
+                groups: {
+                    let mut g = vec![None; sc.groups.len()];
+                    for (i, name) in &t.groups {
+                        g[*i as usize] = Some((format!("traffic.{name}"), 0, 0, 0));
+                    }
+                    g
+                },
                 time_s: Vec::new(),
                 columns: Vec::new(),
             }),

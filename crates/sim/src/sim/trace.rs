@@ -1,6 +1,6 @@
-//! Time series: each traced queue's backlog and discipline state and each
+//! Time series: each traced queue's backlog and discipline state, each
 //! traced TCP flow's window and round-trip estimates, sampled at a fixed
-//! interval.
+//! interval, and each traced group's one-way delays over the interval.
 
 use super::*;
 
@@ -10,8 +10,23 @@ pub(super) struct Tracer {
     pub(super) next_at: Time,
     pub(super) links: Vec<u32>,
     pub(super) flows: Vec<(u32, String)>,
+    /// Per group: its column name and, if traced, the delays since the
+    /// last sample (count, sum and largest in ns), from time zero.
+    pub(super) groups: Vec<Option<(String, u64, u128, u64)>>,
     pub(super) time_s: Vec<f64>,
     pub(super) columns: Vec<(String, Vec<f64>)>,
+}
+
+impl Tracer {
+    /// A packet of group `g` delivered after `d`.
+    #[inline]
+    pub(super) fn delivered(&mut self, g: u16, d: Duration) {
+        if let Some(Some((_, n, sum, max))) = self.groups.get_mut(g as usize) {
+            *n += 1;
+            *sum += d.0 as u128;
+            *max = (*max).max(d.0);
+        }
+    }
 }
 
 impl<'s> Sim<'s> {
@@ -52,6 +67,22 @@ impl<'s> Sim<'s> {
                 tr.columns[i].1.push(v);
                 i += 1;
             }
+        }
+        for (name, n, sum, max) in tr.groups.iter_mut().flatten() {
+            // The interval's mean and largest delay; NaN (null) if nothing
+            // of the group arrived in it.
+            let (mean, largest) = match *n {
+                0 => (f64::NAN, f64::NAN),
+                n => (*sum as f64 / n as f64 * 1e-9, *max as f64 * 1e-9),
+            };
+            for (key, v) in [("delay_mean_s", mean), ("delay_max_s", largest)] {
+                if tr.columns.len() <= i {
+                    tr.columns.push((format!("{name}.{key}"), Vec::new()));
+                }
+                tr.columns[i].1.push(v);
+                i += 1;
+            }
+            (*n, *sum, *max) = (0, 0, 0);
         }
         if !self.web.is_empty() {
             if tr.columns.len() <= i {
