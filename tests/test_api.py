@@ -127,6 +127,9 @@ def test_delay_histogram_and_traced_group_delays():
     assert len(h["counts"]) == 1 and h["lower_s"][0] <= exact < h["upper_s"][0]
     # Each bin is at most 1/64 of its lower edge wide.
     assert h["upper_s"][0] - h["lower_s"][0] <= h["lower_s"][0] / 64
+    # Nothing queues: no queueing time at all.
+    assert g["queueing_p99_s"] == 0.0
+    assert g["queueing_histogram"] == {"lower_s": [0.0], "upper_s": [1e-9], "counts": [30]}
     delays = r.series["traffic.ping.delay_max_s"].dropna()
     assert len(delays) >= 19 and (abs(delays - exact) < 1e-12).all()
     # Emulation refuses what it cannot sample, by key.

@@ -96,6 +96,9 @@ pub struct Packet {
     pub sent_at: Time,
     /// When it arrived at the queue that holds it now (for sojourn time).
     pub enqueued_at: Time,
+    /// The time it has waited in queues so far on its path: the sum of its
+    /// sojourn times (for the queueing delay a flow's packets met).
+    pub queued: Duration,
     pub kind: PacketKind,
     /// TCP: which connection of the flow (the flow's connections are
     /// numbered as they open), so that late packets of a closed one are
@@ -134,6 +137,7 @@ impl Default for Packet {
             dst: 0,
             sent_at: Time::ZERO,
             enqueued_at: Time::ZERO,
+            queued: Duration::ZERO,
             kind: PacketKind::Udp,
             conn_gen: 0,
             seq: 0,

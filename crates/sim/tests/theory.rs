@@ -94,6 +94,7 @@ fn test_mm1_delay_percentiles_match_exponential_laws() {
     // p-quantile is ln(rho / (1 - p)) / (mu (1 - rho)); the time in the
     // system, Wq + S (the one-way delay over a link without propagation
     // delay), is exponential with rate mu - lambda: -ln(1 - p) / (mu - lambda).
+    // The group's queueing time is the wait again, summed over its one hop.
     // Percentiles come from log-binned histograms (within 0.8%); 10
     // replications of 10^6 arrivals give half-widths under 1%.
     let (rho, mu): (f64, f64) = (0.8, 1250.0);
@@ -112,6 +113,12 @@ fn test_mm1_delay_percentiles_match_exponential_laws() {
             .collect();
         let theory = (rho / (1.0 - p)).ln() / (mu * (1.0 - rho));
         check(&format!("M/M/1 rho=0.8 Wq {key}"), &wait, theory, 0.03, 0.015);
+        // The same wait, as the group's packets met it on their one hop.
+        let queued: Vec<f64> = runs
+            .iter()
+            .map(|s| s["traffic"]["p"][format!("queueing_{key}_s")].as_f64().unwrap())
+            .collect();
+        check(&format!("M/M/1 rho=0.8 group's Wq {key}"), &queued, theory, 0.03, 0.015);
         let sojourn: Vec<f64> = runs
             .iter()
             .map(|s| s["traffic"]["p"][format!("delay_{key}_s")].as_f64().unwrap())

@@ -61,6 +61,9 @@ class Study:
     title: str = ""
     source: str = ""  # the paper(s)
     runtime: dict[str, str] = {}  # expected wall time per scale on 2 cores, e.g. {"quick": "3 min"}
+    #: The heading of the claims on the page (a study of our own checks
+    #: published expectations, not one paper's claims).
+    claims_title: str = "The paper's claims"
 
     @property
     def folder(self) -> Path:
@@ -248,7 +251,7 @@ class StudyReport:
             raise AqmlabError(f"claims: verdict {bad[0]!r} is not one of {', '.join(VERDICTS)}")
         write_atomic(self.out / "claims.csv", lambda tmp: df.to_csv(tmp, index=False))
         counts = ", ".join(f"{int((df['verdict'] == v).sum())} {v}" for v in VERDICTS if (df["verdict"] == v).any())
-        self.claims_section = _Section("The paper's claims")
+        self.claims_section = _Section(self.study.claims_title)
         self.claims_section.items += [
             {"kind": "text", "text": f"{len(df)} claims at this scale: {counts}."},
             {"kind": "claims", "name": "claims", "caption": caption, "rows": df.to_dict("records")}]

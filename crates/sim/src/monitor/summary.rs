@@ -273,9 +273,19 @@ pub struct GroupSummary {
     pub delay_p50_s: Option<f64>,
     pub delay_p95_s: Option<f64>,
     pub delay_p99_s: Option<f64>,
-    /// The one-way delays' distribution, if the group asks for it.
+    /// Percentiles of the time the same packets waited in queues on their
+    /// path (the sum of their sojourn times: the one-way delay less
+    /// propagation and transmission); null without deliveries or where it
+    /// is not measured (emulation).
+    pub queueing_p50_s: Option<f64>,
+    pub queueing_p95_s: Option<f64>,
+    pub queueing_p99_s: Option<f64>,
+    /// The one-way delays' and the queueing times' distributions, if the
+    /// group asks for them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delay_histogram: Option<HistogramSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queueing_histogram: Option<HistogramSummary>,
     /// TCP groups (`ftp`, `file`, `onoff` over TCP, `web`, `http11`).
     #[serde(flatten)]
     pub tcp: Option<TcpGroupSummary>,
@@ -337,7 +347,11 @@ impl GroupSummary {
             delay_p50_s: delays.percentile(0.5),
             delay_p95_s: delays.percentile(0.95),
             delay_p99_s: delays.percentile(0.99),
+            queueing_p50_s: None,
+            queueing_p95_s: None,
+            queueing_p99_s: None,
             delay_histogram: None,
+            queueing_histogram: None,
             tcp: None,
             request_goodput_bps: None,
             http11: None,
@@ -571,7 +585,11 @@ mod test {
             delay_p50_s: None,
             delay_p95_s: None,
             delay_p99_s: None,
+            queueing_p50_s: None,
+            queueing_p95_s: None,
+            queueing_p99_s: None,
             delay_histogram: None,
+            queueing_histogram: None,
             tcp: None,
             request_goodput_bps: None,
             http11: None,
@@ -579,7 +597,7 @@ mod test {
         };
         assert_eq!(
             serde_json::to_string(&g).unwrap(),
-            r#"{"kind":"cbr","class":"be","flows":1,"sent":0,"delivered":0,"drops":0,"goodput_bps":0.0,"throughput_bps":0.0,"loss_rate":null,"delay_mean_s":null,"delay_std_s":null,"delay_p50_s":null,"delay_p95_s":null,"delay_p99_s":null}"#
+            r#"{"kind":"cbr","class":"be","flows":1,"sent":0,"delivered":0,"drops":0,"goodput_bps":0.0,"throughput_bps":0.0,"loss_rate":null,"delay_mean_s":null,"delay_std_s":null,"delay_p50_s":null,"delay_p95_s":null,"delay_p99_s":null,"queueing_p50_s":null,"queueing_p95_s":null,"queueing_p99_s":null}"#
         );
     }
 }

@@ -265,7 +265,8 @@ impl Network {
 
     /// Starts sending `p` (just dequeued; `queued`: packets wait behind it).
     #[inline]
-    fn transmit<W: Wakeups>(w: &mut W, link: &mut Link, l: u32, p: Packet, now: Time, marked: bool, queued: bool) {
+    fn transmit<W: Wakeups>(w: &mut W, link: &mut Link, l: u32, mut p: Packet, now: Time, marked: bool, queued: bool) {
+        p.queued = Duration(p.queued.0 + (now - p.enqueued_at).0);
         let done = now
             + match link.ns_per_byte {
                 Some(ns) => Duration(p.size_bytes as u64 * ns),

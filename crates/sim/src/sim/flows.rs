@@ -408,7 +408,9 @@ impl<'s> Sim<'s> {
                     s.delivered_pkts += 1;
                     s.delivered_bytes += pkt.size_bytes as u64;
                     s.delay.push(now - pkt.sent_at);
-                    self.delays[self.flows[f as usize].group as usize].push(now - pkt.sent_at);
+                    let g = self.flows[f as usize].group as usize;
+                    self.delays[g].push(now - pkt.sent_at);
+                    self.queueing[g].push(pkt.queued);
                 }
             }
             // A late packet of a connection the flow has closed.
@@ -447,7 +449,9 @@ impl<'s> Sim<'s> {
                     // of duplicates, or of out-of-order packets held back).
                     if pkts > 0 {
                         s.delay.push(now - pkt.sent_at);
-                        self.delays[self.flows[f as usize].group as usize].push(now - pkt.sent_at);
+                        let g = self.flows[f as usize].group as usize;
+                        self.delays[g].push(now - pkt.sent_at);
+                        self.queueing[g].push(pkt.queued);
                     }
                 }
                 self.tcp_ack(f);

@@ -159,6 +159,8 @@ pub struct Sim<'s> {
     /// Per group: the one-way delays of its delivered packets (those
     /// `stats` counts in `delay`).
     delays: Vec<DelayHistogram>,
+    /// Per group: the same packets' time spent waiting in queues.
+    queueing: Vec<DelayHistogram>,
     next_id: u64,
     n_events: u64,
     tracer: Option<Tracer>,

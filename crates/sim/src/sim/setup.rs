@@ -78,6 +78,7 @@ impl<'s> Sim<'s> {
             acks: Vec::new(),
             stats: Vec::new(),
             delays: vec![DelayHistogram::default(); sc.groups.len()],
+            queueing: vec![DelayHistogram::default(); sc.groups.len()],
             next_id: 0,
             n_events: 0,
             #[cfg(test)]

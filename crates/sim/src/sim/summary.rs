@@ -90,10 +90,14 @@ impl<'s> Sim<'s> {
             total.merge(s);
         }
         let class = sc.classes[group.class as usize].clone();
-        let delays = &self.delays[gi];
+        let (delays, queueing) = (&self.delays[gi], &self.queueing[gi]);
         let mut g = GroupSummary::pooled(group.source.kind(), class, group.count, &total, delays, w);
+        g.queueing_p50_s = queueing.percentile(0.5);
+        g.queueing_p95_s = queueing.percentile(0.95);
+        g.queueing_p99_s = queueing.percentile(0.99);
         if group.delay_histogram {
             g.delay_histogram = Some(HistogramSummary::from(delays));
+            g.queueing_histogram = Some(HistogramSummary::from(queueing));
         }
         if matches!(group.source, SourceSpec::Http11 { .. } | SourceSpec::Web { .. }) {
             g.request_goodput_bps = Some(total.request_bytes as f64 * 8.0 / w);
