@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from aqmlab.exceptions import AqmlabError
-from aqmlab.studies.framework import StudyReport, _header, _shown, combine_verdicts, effect_verdict, range_verdict
+from aqmlab.studies.framework import Study, StudyReport, _header, _shown, combine_verdicts, effect_verdict, range_verdict
 
 
 @pytest.mark.parametrize("value, column, shown", [
@@ -29,7 +29,7 @@ def test_rate_columns_say_their_unit():
 
 def test_claims_refuse_a_verdict_outside_the_vocabulary(tmp_path):
     report = StudyReport.__new__(StudyReport)
-    report.out = tmp_path
+    report.out, report.study = tmp_path, Study()
     with pytest.raises(AqmlabError, match="verdict 'probably'"):
         report.claims([{"claim": "c", "paper": "1", "aqmlab": "1", "verdict": "probably", "how": "h"}], "t")
     report.claims([{"claim": "c", "paper": "1", "aqmlab": "1", "verdict": "same direction, different size",
