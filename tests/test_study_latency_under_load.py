@@ -46,7 +46,7 @@ def test_report_and_files_exist(out):
     assert "SMOKE scale" in page and "Published expectations" in page
     for name in ["latency", "goodput", "queue", "sensitivity_no_bbr", "runs", "claims"]:
         assert (out / f"{name}.csv").exists(), name
-    for fig in ["ping_cdf", "voip_box", "ping_timeseries", "goodput_by_cc"]:
+    for fig in ["ping_cdf", "voip_box", "voip_timeseries", "goodput_by_cc"]:
         assert (out / f"{fig}.png").exists() and (out / f"{fig}.svg").exists(), fig
     names = sorted(p.stem for p in (out / "experiments").glob("*.toml"))
     assert names == sorted([f"llu-{r}mbps-{t}ms" for r, t in NETWORKS] +

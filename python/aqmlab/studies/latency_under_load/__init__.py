@@ -226,9 +226,9 @@ class LatencyUnderLoad(Study):
         report.figure("voip_box", self._box_figure(report, nets, "voip"),
                       "The VoIP probe's queueing delay per discipline: boxes from the 25th to the 75th percentile "
                       "with the median, whiskers at the 1st and 99th, pooled over replications.")
-        report.figure("ping_timeseries", self._timeseries_figure(report, nets),
-                      "The ping probe's largest queueing delay in each 100-ms interval over the run, replication 1 "
-                      "(the warm-up shaded).")
+        report.figure("voip_timeseries", self._timeseries_figure(report, nets),
+                      "The VoIP probe's largest queueing delay in each 100-ms interval (five packets) over the run, "
+                      "replication 1 (the warm-up shaded; the one-way delay less the path's base, both exact).")
         report.section("Goodput and fairness across congestion controls")
         good = self._table(runs, [f"{c['name']}_bps" for c in CCS] + ["jain_cc", "bbr_share"])
         report.table("goodput", good, "Goodput per flow of each congestion control (Mb/s), Jain's index across "
@@ -431,18 +431,18 @@ class LatencyUnderLoad(Study):
             ax = self._axes_for(axes, nets, rate, rtt)
             name = network_name(rate, rtt)
             runs = report.runs(name)
-            base = base_delay_s(rate, rtt, PROBES["ping"])
+            base = base_delay_s(rate, rtt, PROBES["voip"])
             for i, (q, g) in enumerate(runs.groupby("topology.qdisc", sort=False)):
                 s = report.series(name, int(g["point"].iloc[0]), 0)
                 if s is None:
                     continue
-                y = (s["traffic.ping.delay_max_s"] - base) * 1e3
+                y = (s["traffic.voip.delay_max_s"] - base) * 1e3
                 ax.plot(s["time_s"], np.maximum(y, 0.01), label=q, color=f"C{i}", lw=0.8)
             ax.axvspan(0, warmup, color="0.9")
             ax.set_yscale("log")
             ax.set_title(f"{rate} Mb/s, {rtt} ms")
             ax.set_xlabel("time (s)")
-            ax.set_ylabel("ping queueing delay (ms)")
+            ax.set_ylabel("VoIP queueing delay (ms)")
             ax.grid(alpha=0.3)
         axes[0][0].legend(fontsize=7)
         fig.tight_layout()
