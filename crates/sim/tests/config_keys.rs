@@ -487,15 +487,7 @@ fn traffic_cases() -> Vec<Case> {
         (
             "tcp table (Linux-style)",
             full_linux_tcp(),
-            &[
-                "rto",
-                "tick",
-                "limited_transmit",
-                "slow_start_restart",
-                "ecn_negotiate",
-                "ecn_at_cwnd1",
-                "max_burst",
-            ][..],
+            &["rto", "tick", "limited_transmit", "slow_start_restart", "ecn_negotiate", "ecn_at_cwnd1", "max_burst"][..],
         ),
     ] {
         let mut tcp = traffic_case(label, group("f", "ftp", json!({ "tcp": table })));

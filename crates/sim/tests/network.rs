@@ -173,18 +173,21 @@ fn test_adding_a_group_leaves_other_groups_draws_unchanged() {
     assert_eq!(p1, p2);
 }
 
+/// A time series of a run's output by name.
+fn column(out: &aqmlab_sim::RunOutput, name: &str) -> Vec<f64> {
+    out.series
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.clone())
+        .unwrap_or_else(|| panic!("no column {name}"))
+}
+
 #[test]
 fn test_trace_samples_backlog_and_cumulative_drops() {
     let text = busy_scenario();
     let sc = Scenario::from_json(&text).unwrap();
     let out = run(&sc, 1);
-    let col = |name: &str| {
-        out.series
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
-            .unwrap_or_else(|| panic!("no column {name}"))
-    };
+    let col = |name: &str| column(&out, name);
     let t = col("time_s");
     assert_eq!(t.len(), 101, "samples at 0, 1, ..., 100 s");
     assert_eq!(t[100], 100.0);
@@ -218,13 +221,7 @@ fn test_trace_samples_a_groups_one_way_delay_per_interval() {
     v["traffic"][0]["start"] = json!("0.5s");
     v["trace"] = json!({ "interval": "100ms", "queues": [], "groups": ["voip"] });
     let out = run(&scenario(&v), 1);
-    let col = |name: &str| {
-        out.series
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
-            .unwrap_or_else(|| panic!("no column {name}"))
-    };
+    let col = |name: &str| column(&out, name);
     let (mean, max) = (col("traffic.voip.delay_mean_s"), col("traffic.voip.delay_max_s"));
     assert_eq!(col("time_s").len(), 21);
     assert!(mean[..=5].iter().chain(&max[..=5]).all(|x| x.is_nan()));

@@ -106,24 +106,21 @@ fn test_mm1_delay_percentiles_match_exponential_laws() {
     );
     let sc = scenario(&v);
     let runs: Vec<_> = (1..=10).map(|seed| aqmlab_sim::run(&sc, seed).summary).collect();
+    // The replications' values of the summary key `key` under `path`.
+    let values = |path: &[&str], key: &str| -> Vec<f64> {
+        runs.iter()
+            .map(|s| path.iter().fold(s, |v, k| &v[*k])[key].as_f64().unwrap())
+            .collect()
+    };
     for (p, key) in [(0.5f64, "p50"), (0.95, "p95"), (0.99, "p99")] {
-        let wait: Vec<f64> = runs
-            .iter()
-            .map(|s| s["queues"]["q"][format!("qdelay_{key}_s")].as_f64().unwrap())
-            .collect();
         let theory = (rho / (1.0 - p)).ln() / (mu * (1.0 - rho));
+        let wait = values(&["queues", "q"], &format!("qdelay_{key}_s"));
         check(&format!("M/M/1 rho=0.8 Wq {key}"), &wait, theory, 0.03, 0.015);
         // The same wait, as the group's packets met it on their one hop.
-        let queued: Vec<f64> = runs
-            .iter()
-            .map(|s| s["traffic"]["p"][format!("queueing_{key}_s")].as_f64().unwrap())
-            .collect();
+        let queued = values(&["traffic", "p"], &format!("queueing_{key}_s"));
         check(&format!("M/M/1 rho=0.8 group's Wq {key}"), &queued, theory, 0.03, 0.015);
-        let sojourn: Vec<f64> = runs
-            .iter()
-            .map(|s| s["traffic"]["p"][format!("delay_{key}_s")].as_f64().unwrap())
-            .collect();
         let theory = -(1.0 - p).ln() / (mu * (1.0 - rho));
+        let sojourn = values(&["traffic", "p"], &format!("delay_{key}_s"));
         check(&format!("M/M/1 rho=0.8 T {key}"), &sojourn, theory, 0.03, 0.015);
     }
 }
