@@ -36,11 +36,13 @@
 //!   probe is a new packet if there is one, else the last packet again;
 //!   an ACK above the probe that repaired a loss ends in a CWR-style
 //!   reduction (`tcp_process_tlp_ack`).
-//! * **Retransmission timeout** (`tcp_enter_loss`): every packet not SACKed
-//!   is marked lost, ssthresh from the congestion control, cwnd =
-//!   packets in flight + 1, exponential backoff; Linux's RTT estimator and
-//!   RTO ([`super::rtt`]). Linux's one timer for RTO, RACK and TLP
-//!   (`icsk_pending`) is kept: arming one replaces the other.
+//! * **Retransmission timeout** (`tcp_enter_loss`): the head and every
+//!   packet not SACKed is marked lost, except, with RACK, those sent less
+//!   than RACK's RTT ago (`tcp_timeout_mark_lost`); ssthresh from the
+//!   congestion control, cwnd = packets in flight + 1, exponential
+//!   backoff; Linux's RTT estimator and RTO ([`super::rtt`]). Linux's
+//!   one timer for RTO, RACK and TLP (`icsk_pending`) is kept: arming one
+//!   replaces the other.
 //! * **ECN**: with the scenario's `ecn` (RFC 3168), new data is ECT(0), an
 //!   ECN echo starts a CWR reduction (once per window), and the next new
 //!   packet carries CWR. A congestion control that asks for ECN itself

@@ -250,6 +250,54 @@ fn test_the_rto_marks_everything_lost_and_restarts_at_one_packet() {
     assert!(out.iter().all(|o| o.retransmit));
 }
 
+/// Packets 1..=10 (all the data) sent at 100 ms, 1..=5 acknowledged at
+/// 200 ms (cwnd 15, RACK's RTT 100 ms, the RTO re-armed to 200 + 300 ms),
+/// three more packets (11..=13) written and sent at 450 ms; the RTO fires
+/// at 500 ms.
+fn rto_with_recent_packets(rack: bool) -> (LinuxSender, Vec<Segment>) {
+    let mut s = sender(LinuxParams {
+        tlp: false,
+        rack,
+        ..LinuxParams::default()
+    });
+    let mut out = vec![];
+    s.app_data(Some(10), ms(0), &mut out);
+    s.start(ms(0), &mut out);
+    s.on_ack(&ack(0), ms(100), &mut out);
+    for k in 1..=5 {
+        s.on_ack(&ack(k), ms(200), &mut out);
+    }
+    assert_eq!(s.cwnd(), 15.0);
+    out.clear();
+    s.app_data(Some(3), ms(450), &mut out);
+    assert_eq!(seqs(&out), vec![11, 12, 13]);
+    assert_eq!(s.timer_deadline(), Some(ms(500)));
+    out.clear();
+    s.on_timer(ms(500), &mut out);
+    (s, out)
+}
+
+#[test]
+fn test_the_rto_leaves_packets_sent_within_racks_rtt_in_flight() {
+    // `tcp_timeout_mark_lost`: the head (6) and 7..=10, sent 400 ms ago,
+    // are lost; 11..=13, sent 50 ms ago (less than RACK's RTT, 100 ms),
+    // stay in flight. cwnd = 3 in flight + 1 = 4; the head's retransmission
+    // fills it.
+    let (s, out) = rto_with_recent_packets(true);
+    assert_eq!(s.ca_state(), CaState::Loss);
+    assert_eq!(s.ssthresh(), 7);
+    assert_eq!(s.cwnd(), 4.0);
+    assert_eq!(seqs(&out), vec![6]);
+    assert_eq!(s.in_flight(), 4);
+    assert_eq!(s.linux_stats().marked_lost, 5);
+    // Without RACK every packet not SACKed is lost: cwnd 0 + 1.
+    let (s, out) = rto_with_recent_packets(false);
+    assert_eq!(s.cwnd(), 1.0);
+    assert_eq!(seqs(&out), vec![6]);
+    assert_eq!(s.in_flight(), 1);
+    assert_eq!(s.linux_stats().marked_lost, 8);
+}
+
 #[test]
 fn test_the_echo_on_the_syns_ack_is_negotiation_not_congestion() {
     let mut s = sender(LinuxParams {

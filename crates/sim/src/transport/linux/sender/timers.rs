@@ -99,7 +99,7 @@ impl LinuxSender {
             self.arm_rto(now);
             return;
         }
-        self.enter_loss();
+        self.enter_loss(now);
         self.rtt.back_off();
         self.refresh_in_flight();
         if let Some(seq) = self.next_retransmission() {
@@ -110,15 +110,8 @@ impl LinuxSender {
     }
 
     /// `tcp_enter_loss`.
-    pub(super) fn enter_loss(&mut self) {
-        // `tcp_timeout_mark_lost`: everything not SACKed is lost, and
-        // retransmissions in flight are forgotten.
-        let una = self.tcp.snd_una;
-        for seq in una..self.tcp.snd_nxt {
-            if !self.q[(seq - una) as usize].sacked {
-                self.mark_lost(seq);
-            }
-        }
+    pub(super) fn enter_loss(&mut self, now: Time) {
+        self.timeout_mark_lost(now);
         let state = self.tcp.ca_state;
         if state <= CaState::Disorder
             || self.high_seq <= self.tcp.snd_una
@@ -136,6 +129,24 @@ impl LinuxSender {
         self.tlp_high_seq = None;
         if self.ect.is_some() {
             self.cwr_pending = true;
+        }
+    }
+
+    /// `tcp_timeout_mark_lost`: the head and every packet not SACKed are
+    /// lost (a retransmission in flight is lost again), except, with RACK,
+    /// the packets sent less than RACK's RTT ago (`tcp_rack_skb_timeout`
+    /// with no reordering window is still positive): those stay in flight.
+    fn timeout_mark_lost(&mut self, now: Time) {
+        let una = self.tcp.snd_una;
+        for seq in una..self.tcp.snd_nxt {
+            let s = &self.q[(seq - una) as usize];
+            if s.sacked {
+                continue;
+            }
+            if self.params.rack && seq != una && now.saturating_since(s.sent_at) < self.rack.rtt {
+                continue;
+            }
+            self.mark_lost(seq);
         }
     }
 
