@@ -292,7 +292,8 @@ impl LinuxSender {
     }
 
     /// `tcp_fastretrans_alert`, for SACK: leaves a finished episode, finds
-    /// losses, and moves between the states. Returns whether RACK armed its
+    /// losses, and moves between the states (from Loss to Recovery too,
+    /// when a retransmission is lost again). Returns whether RACK armed its
     /// reordering timer.
     pub(super) fn fastretrans_alert(&mut self, now: Time, ece: bool) -> bool {
         let una = self.tcp.snd_una;
@@ -312,9 +313,14 @@ impl LinuxSender {
                 _ => {}
             }
         }
+        let prior_retrans = self.retrans_out;
         let armed = self.identify_loss(now);
+        // `FLAG_LOST_RETRANS`: a retransmission was found lost again.
+        let lost_retrans = self.retrans_out < prior_retrans;
         match self.tcp.ca_state {
-            CaState::Recovery | CaState::Loss => {}
+            CaState::Recovery => {}
+            // Loss falls through to Recovery when a retransmission is lost.
+            CaState::Loss if !lost_retrans => {}
             _ if self.lost_out > 0 => self.enter_recovery(),
             _ => {
                 // `tcp_try_to_open`.

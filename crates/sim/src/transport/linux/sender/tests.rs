@@ -299,6 +299,37 @@ fn test_the_rto_leaves_packets_sent_within_racks_rtt_in_flight() {
 }
 
 #[test]
+fn test_a_retransmission_lost_again_in_loss_starts_a_recovery() {
+    let mut s = established(LinuxParams {
+        tlp: false,
+        ..LinuxParams::default()
+    });
+    let mut out = vec![];
+    // The RTO at 400 ms: 1..=10 lost, 1 resent, ssthresh 5, cwnd 1.
+    s.on_timer(ms(400), &mut out);
+    assert_eq!(seqs(&out), vec![1]);
+    out.clear();
+    // Its ACK: cwnd 2 (slow start), 2 and 3 resent at 500 ms.
+    s.on_ack(&ack(1), ms(500), &mut out);
+    assert_eq!(seqs(&out), vec![2, 3]);
+    assert_eq!(s.ca_state(), CaState::Loss);
+    out.clear();
+    // 3's retransmission arrives, 2's does not: RACK (RTT 100 ms, no
+    // reordering window in Loss) finds 2's retransmission lost again, and
+    // Linux moves to Recovery (`FLAG_LOST_RETRANS`): ssthresh = Reno's of
+    // cwnd 2 = 2, prior_cwnd 2; PRR with 0 in flight (9 out, 1 SACKed,
+    // 8 lost): sndcnt = min(ssthresh - 0, max(1 - 0, 1)) = 1, cwnd 1, and
+    // 2 is resent alone.
+    s.on_ack(&sack(1, &[(3, 4)]), ms(600), &mut out);
+    assert_eq!(s.linux_stats().lost_retransmits, 1);
+    assert_eq!(s.ca_state(), CaState::Recovery);
+    assert_eq!(s.stats().fast_retransmits, 1);
+    assert_eq!(s.ssthresh(), 2);
+    assert_eq!(s.cwnd(), 1.0);
+    assert_eq!(seqs(&out), vec![2]);
+}
+
+#[test]
 fn test_the_echo_on_the_syns_ack_is_negotiation_not_congestion() {
     let mut s = sender(LinuxParams {
         ecn: true,

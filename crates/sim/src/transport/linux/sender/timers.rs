@@ -157,7 +157,8 @@ impl LinuxSender {
         let wait = self.rack_detect_loss(now);
         self.refresh_in_flight();
         if prior_in_flight != self.tcp.in_flight {
-            if self.tcp.ca_state < CaState::Recovery {
+            // Recovery starts from any other state, Loss included.
+            if self.tcp.ca_state != CaState::Recovery {
                 self.enter_recovery();
                 if !self.cc_owns_cwnd() {
                     self.cwnd_reduction(1, 0, false);
