@@ -393,9 +393,14 @@ impl LinuxSender {
         self.tcp.now = now;
         if let Some((kind, at)) = self.xmit {
             if now >= at {
-                self.xmit = None;
+                // As `tcp_write_timer_handler`, the reordering and probe
+                // timers stay pending while their handlers run, so that
+                // `tcp_rearm_rto` counts the RTO from the head's send time.
                 match kind {
-                    XmitTimer::Rto => self.retransmit_timeout(now, out),
+                    XmitTimer::Rto => {
+                        self.xmit = None;
+                        self.retransmit_timeout(now, out);
+                    }
                     XmitTimer::Reorder => self.reorder_timeout(now, out),
                     XmitTimer::Probe => self.send_loss_probe(now, out),
                 }
@@ -559,6 +564,12 @@ impl LinuxSender {
     /// Sends what cwnd, the receiver window, the application and pacing
     /// allow: lost packets first, then new data.
     fn push(&mut self, now: Time, out: &mut Vec<Segment>) {
+        self.send(now, out, true);
+    }
+
+    /// [`push`](Self::push), or with `new_data` false only the lost packets
+    /// (`tcp_xmit_retransmit_queue`, as a timer sends).
+    fn send(&mut self, now: Time, out: &mut Vec<Segment>, new_data: bool) {
         if !self.started {
             return;
         }
@@ -591,6 +602,9 @@ impl LinuxSender {
                 }
                 continue;
             }
+            if !new_data {
+                break;
+            }
             let nxt = self.tcp.snd_nxt;
             if nxt >= self.limit || nxt >= self.tcp.snd_una + u64::from(self.params.rwnd) {
                 if nxt >= self.limit && self.lost_out <= self.retrans_out {
@@ -615,8 +629,9 @@ impl LinuxSender {
             }
             self.schedule_loss_probe(now, false);
         }
-        // Linux validates cwnd only after sending something.
-        if sent_any {
+        // Linux validates cwnd only after sending something, in
+        // `tcp_write_xmit`.
+        if sent_any && new_data {
             self.cwnd_validate();
         }
         self.cwnd_limited_now = false;

@@ -330,6 +330,42 @@ fn test_a_retransmission_lost_again_in_loss_starts_a_recovery() {
 }
 
 #[test]
+fn test_the_reordering_timer_rearms_the_rto_from_the_heads_send_time() {
+    let mut s = established(LinuxParams {
+        tlp: false,
+        ..LinuxParams::default()
+    });
+    let mut out = vec![];
+    // 1..=9 arrive (ACKs at 200 ms, two new packets each: 11..=28, cwnd 19).
+    for k in 1..=9 {
+        s.on_ack(&ack(k), ms(200), &mut out);
+    }
+    assert_eq!(seqs(&out), (11..=28).collect::<Vec<_>>());
+    out.clear();
+    // 10 (sent at 100 ms) and 11 (at 200 ms) are lost; 12's SACK at
+    // 300 ms: RACK's RTT 100 ms, window min_rtt / 4 = 25 ms. 10 is lost at
+    // once: Recovery, PRR lets one packet go, 10 again. 11 waits until
+    // 200 + 125 ms: the reordering timer at 327 ms, which stays armed (the
+    // head's retransmission does not arm the RTO under it).
+    s.on_ack(&sack(9, &[(12, 13)]), ms(300), &mut out);
+    assert_eq!(seqs(&out), vec![10]);
+    assert_eq!(s.ca_state(), CaState::Recovery);
+    assert_eq!(s.timer_deadline(), Some(ms(327)));
+    out.clear();
+    // The timer: 11 is lost (no window in Recovery) and resent. Linux
+    // (`tcp_rack_reo_timeout`, `tcp_rearm_rto`) does not arm the
+    // reordering timer again and sets the RTO to fire an RTO (300 ms)
+    // after the head's retransmission at 300 ms: at 600 ms, not 627.
+    s.on_timer(ms(327), &mut out);
+    assert_eq!(seqs(&out), vec![11]);
+    assert_eq!(s.rto(), Duration::from_millis(300));
+    assert_eq!(s.timer_deadline(), Some(ms(600)));
+    out.clear();
+    s.on_timer(ms(600), &mut out);
+    assert_eq!(s.stats().timeouts, 1);
+}
+
+#[test]
 fn test_the_echo_on_the_syns_ack_is_negotiation_not_congestion() {
     let mut s = sender(LinuxParams {
         ecn: true,

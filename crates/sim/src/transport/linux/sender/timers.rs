@@ -154,7 +154,9 @@ impl LinuxSender {
     pub(super) fn reorder_timeout(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.refresh_in_flight();
         let prior_in_flight = self.tcp.in_flight;
-        let wait = self.rack_detect_loss(now);
+        // The timer is not armed again from here: a packet still waiting
+        // waits for the next ACK, or the RTO.
+        self.rack_detect_loss(now);
         self.refresh_in_flight();
         if prior_in_flight != self.tcp.in_flight {
             // Recovery starts from any other state, Loss included.
@@ -164,11 +166,11 @@ impl LinuxSender {
                     self.cwnd_reduction(1, 0, false);
                 }
             }
-            self.push(now, out);
+            self.send(now, out, false);
         }
-        if let Some(w) = wait {
-            self.xmit = Some((XmitTimer::Reorder, now + w + TIMEOUT_MIN));
-        } else if self.xmit.is_none_or(|(k, _)| k != XmitTimer::Rto) {
+        // With the reordering timer still pending, the RTO is re-armed to
+        // fire an RTO after the head's last transmission.
+        if self.xmit.is_none_or(|(k, _)| k != XmitTimer::Rto) {
             self.rearm_rto(now);
         }
     }
