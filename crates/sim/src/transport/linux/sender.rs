@@ -724,6 +724,14 @@ impl LinuxSender {
 
     /// Sends packet `seq` again (`tcp_retransmit_skb`).
     fn retransmit(&mut self, seq: u64, now: Time, out: &mut Vec<Segment>) {
+        self.resend(seq, now, out, true);
+    }
+
+    /// Sends packet `seq` again; `tracked` as `tcp_retransmit_skb`, which
+    /// counts it in `retrans_out` (and PRR's `prr_out`), else as the loss
+    /// probe's bare `__tcp_retransmit_skb`, which leaves the packet's
+    /// accounting as it was.
+    fn resend(&mut self, seq: u64, now: Time, out: &mut Vec<Segment>, tracked: bool) {
         if !(self.params.syn && seq == 0) {
             self.data_sent(now);
         }
@@ -737,14 +745,16 @@ impl LinuxSender {
         s.delivered = delivered;
         s.app_limited = app_limited;
         s.rate_pending = true;
-        s.retrans = true;
         s.ever_retrans = true;
-        if newly {
-            self.retrans_out += 1;
-            self.tcp.in_flight += 1;
-        }
-        if reduction {
-            self.prr_out += 1;
+        if tracked {
+            s.retrans = true;
+            if newly {
+                self.retrans_out += 1;
+                self.tcp.in_flight += 1;
+            }
+            if reduction {
+                self.prr_out += 1;
+            }
         }
         let syn = self.params.syn && seq == 0;
         if syn {

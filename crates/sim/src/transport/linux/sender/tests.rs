@@ -200,6 +200,33 @@ fn test_a_tail_loss_probe_fires_two_round_trips_after_the_last_send() {
 }
 
 #[test]
+fn test_a_probe_that_resends_leaves_the_packets_in_flight_as_they_were() {
+    // 1..=10 (all the data) at 100 ms, nothing answered: the probe resends
+    // 10 at 302 ms.
+    let mut s = sender(LinuxParams::default());
+    let mut out = vec![];
+    s.app_data(Some(10), ms(0), &mut out);
+    s.start(ms(0), &mut out);
+    s.on_ack(&ack(0), ms(100), &mut out);
+    out.clear();
+    s.on_timer(ms(302), &mut out);
+    assert_eq!(seqs(&out), vec![10]);
+    // `__tcp_retransmit_skb` alone: 10 is not counted in retrans_out, so
+    // 10 packets are in flight, not 11.
+    assert_eq!(s.retrans_out, 0);
+    assert_eq!(s.in_flight(), 10);
+    // The ACK of 1..=5 at 400 ms: nothing is lost or retransmitted below
+    // the head (6), so the state stays Open (`tcp_try_keep_open`), and a
+    // probe is scheduled again, 2 srtt + 2 ms ahead: srtt = 100 + (300 -
+    // 100) / 8 = 125 ms, the probe at 400 + 252 ms.
+    s.on_ack(&ack(5), ms(400), &mut out);
+    assert_eq!(s.ca_state(), CaState::Open);
+    assert_eq!(s.in_flight(), 5);
+    assert_eq!(s.srtt(), Duration::from_millis(125));
+    assert_eq!(s.timer_deadline(), Some(ms(652)));
+}
+
+#[test]
 fn test_a_probe_that_repaired_a_loss_reduces_cwnd_once() {
     let mut s = sender(LinuxParams::default());
     let mut out = vec![];

@@ -72,7 +72,8 @@ impl LinuxSender {
             } else if nxt > self.tcp.snd_una {
                 let last = nxt - 1;
                 if !self.sent_mut(last).sacked {
-                    self.retransmit(last, now, out);
+                    // Not counted as a retransmission in flight.
+                    self.resend(last, now, out, false);
                     self.tlp_retrans = true;
                     sent = true;
                 }
