@@ -206,6 +206,8 @@ pub struct LinuxSender {
     /// The SYN was acknowledged (always true without one).
     established: bool,
     syn_retransmits: u32,
+    /// RTOs since snd_una last advanced (`icsk_retransmits`).
+    rto_retransmits: u32,
     sacked_out: u32,
     lost_out: u32,
     retrans_out: u32,
@@ -286,6 +288,7 @@ impl LinuxSender {
             started: false,
             established: !params.syn,
             syn_retransmits: 0,
+            rto_retransmits: 0,
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,

@@ -79,6 +79,7 @@ impl LinuxSender {
         let advanced = una_new > prior_una;
         if advanced {
             self.tcp.snd_una = una_new;
+            self.rto_retransmits = 0;
             self.rtx_hint = self.rtx_hint.max(una_new);
             if !self.established {
                 self.established = true;

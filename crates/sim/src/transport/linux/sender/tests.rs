@@ -393,6 +393,31 @@ fn test_the_reordering_timer_rearms_the_rto_from_the_heads_send_time() {
 }
 
 #[test]
+fn test_an_rto_after_snd_una_advanced_in_loss_lowers_ssthresh_again() {
+    let mut s = established(LinuxParams {
+        tlp: false,
+        ..LinuxParams::default()
+    });
+    let mut out = vec![];
+    // The RTO at 400 ms: ssthresh 10 / 2 = 5, cwnd 1, 1 resent, RTO 600 ms.
+    s.on_timer(ms(400), &mut out);
+    assert_eq!(s.ssthresh(), 5);
+    // Its ACK at 500 ms gives no RTT sample (1 was resent), so the backoff
+    // stays (RTO 600 ms, the timer at 1100 ms), but snd_una advanced:
+    // Linux's icsk_retransmits is 0 again. cwnd 2: 2 and 3 resent.
+    s.on_ack(&ack(1), ms(500), &mut out);
+    assert_eq!(s.rto(), Duration::from_millis(600));
+    assert_eq!(s.timer_deadline(), Some(ms(1100)));
+    // The next RTO, still in Loss (high_seq 11 > snd_una 2), is the first
+    // of a new series: `tcp_enter_loss` lowers ssthresh again, to Reno's
+    // of cwnd 2 = 2 (the backoff alone would have kept 5).
+    s.on_timer(ms(1100), &mut out);
+    assert_eq!(s.ca_state(), CaState::Loss);
+    assert_eq!(s.ssthresh(), 2);
+    assert_eq!(s.rto(), Duration::from_millis(1200));
+}
+
+#[test]
 fn test_the_echo_on_the_syns_ack_is_negotiation_not_congestion() {
     let mut s = sender(LinuxParams {
         ecn: true,

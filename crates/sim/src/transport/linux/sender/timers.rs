@@ -101,6 +101,7 @@ impl LinuxSender {
             return;
         }
         self.enter_loss(now);
+        self.rto_retransmits += 1;
         self.rtt.back_off();
         self.refresh_in_flight();
         if let Some(seq) = self.next_retransmission() {
@@ -116,7 +117,7 @@ impl LinuxSender {
         let state = self.tcp.ca_state;
         if state <= CaState::Disorder
             || self.high_seq <= self.tcp.snd_una
-            || (state == CaState::Loss && self.rtt.backoff() == 0)
+            || (state == CaState::Loss && self.rto_retransmits == 0)
         {
             self.tcp.prior_cwnd = self.tcp.cwnd;
             self.tcp.ssthresh = self.cc.ssthresh(&self.tcp);
