@@ -63,8 +63,9 @@
 //! sink does not send), F-RTO, TSO and GSO (one packet per send),
 //! TCP small queues, Nagle, the receiver's window autotuning (the window is
 //! `rwnd`), and the pacing credit for late timers. The RTT sample is
-//! taken from the oldest newly acknowledged packet never retransmitted,
-//! else the newest newly SACKed one, as without timestamps.
+//! taken as without timestamps: from the oldest packet never retransmitted
+//! that an ACK acknowledges cumulatively, unless it also acknowledges one
+//! ever retransmitted (Karn), else from the oldest newly SACKed one.
 //!
 //! # Counters
 //!

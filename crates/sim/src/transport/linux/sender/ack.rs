@@ -16,10 +16,16 @@ struct Gathered {
     send_interval: Duration,
     is_app_limited: bool,
     is_retrans: bool,
-    /// Send times of the oldest and newest packets delivered that were
-    /// never retransmitted, for the RTT samples.
-    oldest: Option<Time>,
-    newest: Option<Time>,
+    /// Send times of the oldest and newest packets never retransmitted
+    /// that this ACK acknowledged cumulatively, and that it SACKed, for the
+    /// RTT samples (`first_ackt`, `last_ackt`, `first_sackt`, `last_sackt`).
+    cum_oldest: Option<Time>,
+    cum_newest: Option<Time>,
+    sack_oldest: Option<Time>,
+    sack_newest: Option<Time>,
+    /// A packet ever retransmitted was acknowledged cumulatively
+    /// (`FLAG_RETRANS_DATA_ACKED`).
+    retrans_acked: bool,
     /// Lowest never-retransmitted packet delivered below the highest SACK.
     reord: Option<u64>,
 }
@@ -61,7 +67,7 @@ impl LinuxSender {
                 self.q[(seq - prior_una) as usize].rate_pending = false;
                 self.sacked_out += 1;
                 sacked_new = true;
-                self.delivered_one(seq, &s, now, &mut g);
+                self.delivered_one(seq, &s, now, &mut g, true);
                 self.highest_sacked = self.highest_sacked.max(seq + 1);
             }
         }
@@ -70,10 +76,11 @@ impl LinuxSender {
                 .q
                 .pop_front()
                 .expect("a packet for every sequence number below snd_nxt");
+            g.retrans_acked |= s.ever_retrans;
             if s.sacked {
                 self.sacked_out -= 1;
             } else {
-                self.delivered_one(seq, &s, now, &mut g);
+                self.delivered_one(seq, &s, now, &mut g, false);
             }
         }
         let advanced = una_new > prior_una;
@@ -126,10 +133,14 @@ impl LinuxSender {
             },
         );
 
-        // RTT (`tcp_ack_update_rtt`): the estimator from the oldest packet
-        // delivered, the minimum and the rate sample from the newest.
-        let ca_rtt = g.newest.map(|t| now.saturating_since(t));
-        if let Some(t) = g.oldest {
+        // RTT (`tcp_clean_rtx_queue`, `tcp_ack_update_rtt`): the estimator
+        // from the oldest packet acknowledged cumulatively, unless a packet
+        // ever retransmitted was too (Karn), else from the oldest SACKed;
+        // the minimum and the rate sample from the newest SACKed, else the
+        // newest acknowledged cumulatively.
+        let cum = |t: Option<Time>| t.filter(|_| !g.retrans_acked);
+        let ca_rtt = g.sack_newest.or(cum(g.cum_newest)).map(|t| now.saturating_since(t));
+        if let Some(t) = cum(g.cum_oldest).or(g.sack_oldest) {
             self.rtt
                 .sample(now.saturating_since(t), self.tcp.snd_una, self.tcp.snd_nxt);
             self.rtt.reset_backoff();
@@ -178,7 +189,7 @@ impl LinuxSender {
     /// A packet newly delivered, by SACK or cumulatively: the counts, the
     /// rate sample (`tcp_rate_skb_delivered`), RACK (`tcp_rack_advance`)
     /// and the RTT and reordering evidence.
-    fn delivered_one(&mut self, seq: u64, s: &Sent, now: Time, g: &mut Gathered) {
+    fn delivered_one(&mut self, seq: u64, s: &Sent, now: Time, g: &mut Gathered, by_sack: bool) {
         self.tcp.delivered += 1;
         if s.lost {
             self.lost_out -= 1;
@@ -210,8 +221,13 @@ impl LinuxSender {
             }
         }
         if !s.ever_retrans {
-            g.oldest = Some(g.oldest.map_or(s.sent_at, |t| t.min(s.sent_at)));
-            g.newest = Some(g.newest.map_or(s.sent_at, |t| t.max(s.sent_at)));
+            let (oldest, newest) = if by_sack {
+                (&mut g.sack_oldest, &mut g.sack_newest)
+            } else {
+                (&mut g.cum_oldest, &mut g.cum_newest)
+            };
+            *oldest = Some(oldest.map_or(s.sent_at, |t| t.min(s.sent_at)));
+            *newest = Some(newest.map_or(s.sent_at, |t| t.max(s.sent_at)));
             if !s.sacked && seq < self.highest_sacked {
                 g.reord = Some(g.reord.map_or(seq, |r| r.min(seq)));
             }

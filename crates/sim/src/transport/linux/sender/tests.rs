@@ -418,6 +418,24 @@ fn test_an_rto_after_snd_una_advanced_in_loss_lowers_ssthresh_again() {
 }
 
 #[test]
+fn test_an_ack_that_covers_a_retransmission_gives_no_rtt_sample() {
+    let mut s = established(LinuxParams {
+        tlp: false,
+        ..LinuxParams::default()
+    });
+    let mut out = vec![];
+    // The RTO at 400 ms: 1 resent, the RTO backed off to 600 ms.
+    s.on_timer(ms(400), &mut out);
+    // The originals were only late: the ACK of 1..=5 at 450 ms. It covers
+    // the resent 1, so Karn's rule takes no sample from 2..=5 either
+    // (`FLAG_RETRANS_DATA_ACKED`): srtt stays 100 ms (not 100 + (350 -
+    // 100) / 8), and the backoff stays.
+    s.on_ack(&ack(5), ms(450), &mut out);
+    assert_eq!(s.srtt(), Duration::from_millis(100));
+    assert_eq!(s.rto(), Duration::from_millis(600));
+}
+
+#[test]
 fn test_the_echo_on_the_syns_ack_is_negotiation_not_congestion() {
     let mut s = sender(LinuxParams {
         ecn: true,
