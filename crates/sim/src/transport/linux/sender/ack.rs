@@ -49,7 +49,7 @@ impl LinuxSender {
         let prior_delivered = self.tcp.delivered;
         let prior_lost = self.tcp.lost;
         let prior_packets = self.packets_out();
-        let prior_fack = self.highest_sacked;
+        let prior_fack = self.fack();
         let mut g = Gathered::default();
 
         // SACK blocks (`tcp_sacktag_write_queue`), then the cumulative part
@@ -100,9 +100,13 @@ impl LinuxSender {
             }
         }
         if let Some(low) = g.reord.filter(|&low| low < prior_fack) {
-            // `tcp_check_sack_reordering`.
+            // `tcp_check_sack_reordering`: the degree is the distance from
+            // the packet to the highest SACK as this ACK leaves it.
             self.rack.reord = true;
-            self.reordering = self.reordering.max(((prior_fack - low) as u32 + 1).min(300));
+            let metric = (self.fack() - low) as u32;
+            if metric > self.reordering {
+                self.reordering = metric.min(300);
+            }
         }
         self.refresh_in_flight();
 
@@ -231,6 +235,16 @@ impl LinuxSender {
             if !s.sacked && seq < self.highest_sacked {
                 g.reord = Some(g.reord.map_or(seq, |r| r.min(seq)));
             }
+        }
+    }
+
+    /// `tcp_highest_sack_seq`: one above the highest packet SACKed, or
+    /// snd_una when none is.
+    fn fack(&self) -> u64 {
+        if self.sacked_out > 0 {
+            self.highest_sacked
+        } else {
+            self.tcp.snd_una
         }
     }
 

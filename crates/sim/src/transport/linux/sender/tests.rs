@@ -436,6 +436,26 @@ fn test_an_ack_that_covers_a_retransmission_gives_no_rtt_sample() {
 }
 
 #[test]
+fn test_the_reordering_degree_is_the_distance_to_the_highest_sack() {
+    let mut s = established(LinuxParams::default());
+    let mut out = vec![];
+    // 1 is late: 2 and 3 SACKed at 200 ms (RACK waits), then 1 arrives
+    // and the ACK covers 1..=3. Nothing is SACKed after it, so the highest
+    // SACK is snd_una, 4 (`tcp_highest_sack_seq`): the distance 4 - 1 = 3
+    // is not above 3, and the degree stays 3 (reordering was seen).
+    s.on_ack(&sack(0, &[(2, 4)]), ms(200), &mut out);
+    s.on_ack(&ack(3), ms(201), &mut out);
+    assert!(s.rack.reord);
+    assert_eq!(s.reordering, 3);
+    // 4 and 5 are late: 6..=8 SACKed at 202 ms, then the ACK of 4 and 5
+    // with 6..=8 still SACKed: the distance from 4 to 9 is 5.
+    s.on_ack(&sack(3, &[(6, 9)]), ms(202), &mut out);
+    s.on_ack(&sack(5, &[(6, 9)]), ms(203), &mut out);
+    assert_eq!(s.reordering, 5);
+    assert_eq!(s.linux_stats().marked_lost, 0);
+}
+
+#[test]
 fn test_the_echo_on_the_syns_ack_is_negotiation_not_congestion() {
     let mut s = sender(LinuxParams {
         ecn: true,
