@@ -7,13 +7,13 @@ use super::*;
 
 /// What one ACK delivered, gathered while marking (`tcp_sacktag_state`).
 #[derive(Clone, Copy, Debug, Default)]
-struct Gathered {
+pub(super) struct Gathered {
     /// The rate sample's snapshot: the most recently sent packet delivered.
-    prior_delivered: Option<u64>,
-    prior_at: Time,
+    pub(super) prior_delivered: Option<u64>,
+    pub(super) prior_at: Time,
     last_sent: Time,
     last_end_seq: u64,
-    send_interval: Duration,
+    pub(super) send_interval: Duration,
     is_app_limited: bool,
     is_retrans: bool,
     /// Send times of the oldest and newest packets never retransmitted
@@ -260,7 +260,7 @@ impl LinuxSender {
     }
 
     /// `tcp_rate_gen`: the rate sample of this ACK.
-    fn rate_gen(
+    pub(super) fn rate_gen(
         &mut self,
         g: &Gathered,
         delivered: u32,
@@ -291,12 +291,10 @@ impl LinuxSender {
         rs.delivered = (self.tcp.delivered - prior) as i64;
         let ack_interval = now.saturating_since(g.prior_at);
         let interval = g.send_interval.max(ack_interval);
-        // Linux drops a sample over less than the minimum RTT (it would
-        // overstate the rate, as when ACKs are compressed).
+        // Linux drops the interval of a sample over less than the minimum
+        // RTT (it would overstate the rate, as when ACKs are compressed),
+        // and keeps its count of packets delivered.
         rs.interval = (interval >= self.tcp.min_rtt && interval > Duration::ZERO).then_some(interval);
-        if rs.interval.is_none() {
-            rs.delivered = -1;
-        }
         rs
     }
 

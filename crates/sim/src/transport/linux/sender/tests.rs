@@ -456,6 +456,24 @@ fn test_the_reordering_degree_is_the_distance_to_the_highest_sack() {
 }
 
 #[test]
+fn test_a_rate_sample_shorter_than_min_rtt_keeps_its_delivered_count() {
+    use super::ack::Gathered;
+    let mut s = established(LinuxParams::default());
+    // A sample of 2 packets whose send phase took 10 ms and ACK phase
+    // 50 ms (from 200 to 250 ms): 50 ms is below min_rtt (100 ms), so
+    // `tcp_rate_gen` discards the interval, but keeps delivered = 2.
+    let mut g = Gathered::default();
+    g.prior_delivered = Some(s.tcp.delivered);
+    g.prior_at = ms(200);
+    g.send_interval = Duration::from_millis(10);
+    s.tcp.delivered += 2;
+    let rs = s.rate_gen(&g, 2, 0, 10, None, ms(250));
+    assert_eq!(rs.interval, None);
+    assert_eq!(rs.delivered, 2);
+    assert_eq!(rs.rate_pps(), None);
+}
+
+#[test]
 fn test_the_echo_on_the_syns_ack_is_negotiation_not_congestion() {
     let mut s = sender(LinuxParams {
         ecn: true,
