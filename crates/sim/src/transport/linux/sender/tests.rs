@@ -227,6 +227,29 @@ fn test_a_probe_that_resends_leaves_the_packets_in_flight_as_they_were() {
 }
 
 #[test]
+fn test_a_probe_that_cannot_be_sent_rearms_the_rto_from_the_heads_send_time() {
+    // As above: the probe resends 10 at 302 ms, the ACK of 1..=5 at 400 ms
+    // schedules another probe at 652 ms.
+    let mut s = sender(LinuxParams::default());
+    let mut out = vec![];
+    s.app_data(Some(10), ms(0), &mut out);
+    s.start(ms(0), &mut out);
+    s.on_ack(&ack(0), ms(100), &mut out);
+    s.on_timer(ms(302), &mut out);
+    s.on_ack(&ack(5), ms(400), &mut out);
+    assert_eq!(s.timer_deadline(), Some(ms(652)));
+    out.clear();
+    // The first probe is still unanswered (`tlp_high_seq`): none is sent,
+    // and `tcp_rearm_rto` (the probe timer still pending) sets the RTO an
+    // RTO after the head's (6) send time at 100 ms, long past: it fires at
+    // once (after the smallest delay), not an RTO from now.
+    s.on_timer(ms(652), &mut out);
+    assert!(out.is_empty());
+    assert!(ms(100) + s.rto() < ms(652));
+    assert_eq!(s.timer_deadline(), Some(ms(652) + Duration::from_nanos(1)));
+}
+
+#[test]
 fn test_a_probe_that_repaired_a_loss_reduces_cwnd_once() {
     let mut s = sender(LinuxParams::default());
     let mut out = vec![];
