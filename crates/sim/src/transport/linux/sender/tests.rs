@@ -479,6 +479,27 @@ fn test_the_reordering_degree_is_the_distance_to_the_highest_sack() {
 }
 
 #[test]
+fn test_an_rto_in_disorder_with_enough_sacked_resets_the_reordering_degree() {
+    let mut s = established(LinuxParams {
+        tlp: false,
+        ..LinuxParams::default()
+    });
+    let mut out = vec![];
+    // As above: the degree raised to 5, then 6..=8 still SACKed (Disorder).
+    s.on_ack(&sack(0, &[(2, 4)]), ms(200), &mut out);
+    s.on_ack(&ack(3), ms(201), &mut out);
+    s.on_ack(&sack(3, &[(6, 9)]), ms(202), &mut out);
+    s.on_ack(&sack(5, &[(6, 9)]), ms(203), &mut out);
+    assert_eq!(s.reordering, 5);
+    assert_eq!(s.ca_state(), CaState::Disorder);
+    // An RTO in Disorder with 3 (>= dupack_threshold) packets SACKed:
+    // `tcp_enter_loss` takes the degree back down to 3.
+    s.on_timer(s.timer_deadline().unwrap(), &mut out);
+    assert_eq!(s.stats().timeouts, 1);
+    assert_eq!(s.reordering, 3);
+}
+
+#[test]
 fn test_a_rate_sample_shorter_than_min_rtt_keeps_its_delivered_count() {
     use super::ack::Gathered;
     let mut s = established(LinuxParams::default());

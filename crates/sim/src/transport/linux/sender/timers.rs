@@ -126,6 +126,11 @@ impl LinuxSender {
         self.refresh_in_flight();
         self.tcp.cwnd = self.tcp.in_flight + 1;
         self.tcp.cwnd_cnt = 0;
+        // A timeout with many packets SACKed outside a recovery suggests the
+        // reordering degree was overestimated: back to `dupack_threshold`.
+        if state <= CaState::Disorder && self.sacked_out >= self.params.dupthresh {
+            self.reordering = self.reordering.min(self.params.dupthresh);
+        }
         self.set_state(CaState::Loss);
         self.high_seq = self.tcp.snd_nxt;
         self.tlp_high_seq = None;
