@@ -10,8 +10,9 @@
 //! Heads up: read Linux's `tcp_ack`, `tcp_fastretrans_alert`,
 //! `tcp_cwnd_reduction`, `tcp_rack_detect_loss`, `tcp_schedule_loss_probe`,
 //! `tcp_send_loss_probe`, `tcp_enter_loss` and `tcp_rate_gen` before
-//! changing this file or `ack.rs`; the comments name them where their
-//! logic is followed.
+//! changing this file, `ack.rs` (the ACK path) or `timers.rs` (the RTO,
+//! reordering and probe timers); the comments name them where their logic
+//! is followed.
 //!
 //! # What is modelled
 //!
@@ -35,11 +36,13 @@
 //!   probe is a new packet if there is one, else the last packet again;
 //!   an ACK above the probe that repaired a loss ends in a CWR-style
 //!   reduction (`tcp_process_tlp_ack`).
-//! * **Retransmission timeout** (`tcp_enter_loss`): every packet not SACKed
-//!   is marked lost, ssthresh from the congestion control, cwnd =
-//!   packets in flight + 1, exponential backoff; Linux's RTT estimator and
-//!   RTO ([`super::rtt`]). Linux's one timer for RTO, RACK and TLP
-//!   (`icsk_pending`) is kept: arming one replaces the other.
+//! * **Retransmission timeout** (`tcp_enter_loss`): the head and every
+//!   packet not SACKed is marked lost, except, with RACK, those sent less
+//!   than RACK's RTT ago (`tcp_timeout_mark_lost`); ssthresh from the
+//!   congestion control, cwnd = packets in flight + 1, exponential
+//!   backoff; Linux's RTT estimator and RTO ([`super::rtt`]). Linux's
+//!   one timer for RTO, RACK and TLP (`icsk_pending`) is kept: arming one
+//!   replaces the other.
 //! * **ECN**: with the scenario's `ecn` (RFC 3168), new data is ECT(0), an
 //!   ECN echo starts a CWR reduction (once per window), and the next new
 //!   packet carries CWR. A congestion control that asks for ECN itself
@@ -60,8 +63,9 @@
 //! sink does not send), F-RTO, TSO and GSO (one packet per send),
 //! TCP small queues, Nagle, the receiver's window autotuning (the window is
 //! `rwnd`), and the pacing credit for late timers. The RTT sample is
-//! taken from the oldest newly acknowledged packet never retransmitted,
-//! else the newest newly SACKed one, as without timestamps.
+//! taken as without timestamps: from the oldest packet never retransmitted
+//! that an ACK acknowledges cumulatively, unless it also acknowledges one
+//! ever retransmitted (Karn), else from the oldest newly SACKed one.
 //!
 //! # Counters
 //!
@@ -84,6 +88,7 @@ use crate::transport::tcp::TcpSenderStats;
 mod ack;
 #[cfg(test)]
 mod tests;
+mod timers;
 
 /// Linux's `TCP_TIMEOUT_MIN_US`: the smallest timer slack, 2 ms.
 const TIMEOUT_MIN: Duration = Duration::from_millis(2);
@@ -202,6 +207,8 @@ pub struct LinuxSender {
     /// The SYN was acknowledged (always true without one).
     established: bool,
     syn_retransmits: u32,
+    /// RTOs since snd_una last advanced (`icsk_retransmits`).
+    rto_retransmits: u32,
     sacked_out: u32,
     lost_out: u32,
     retrans_out: u32,
@@ -282,6 +289,7 @@ impl LinuxSender {
             started: false,
             established: !params.syn,
             syn_retransmits: 0,
+            rto_retransmits: 0,
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,
@@ -389,9 +397,14 @@ impl LinuxSender {
         self.tcp.now = now;
         if let Some((kind, at)) = self.xmit {
             if now >= at {
-                self.xmit = None;
+                // As `tcp_write_timer_handler`, the reordering and probe
+                // timers stay pending while their handlers run, so that
+                // `tcp_rearm_rto` counts the RTO from the head's send time.
                 match kind {
-                    XmitTimer::Rto => self.retransmit_timeout(now, out),
+                    XmitTimer::Rto => {
+                        self.xmit = None;
+                        self.retransmit_timeout(now, out);
+                    }
                     XmitTimer::Reorder => self.reorder_timeout(now, out),
                     XmitTimer::Probe => self.send_loss_probe(now, out),
                 }
@@ -555,6 +568,12 @@ impl LinuxSender {
     /// Sends what cwnd, the receiver window, the application and pacing
     /// allow: lost packets first, then new data.
     fn push(&mut self, now: Time, out: &mut Vec<Segment>) {
+        self.send(now, out, true);
+    }
+
+    /// [`push`](Self::push), or with `new_data` false only the lost packets
+    /// (`tcp_xmit_retransmit_queue`, as a timer sends).
+    fn send(&mut self, now: Time, out: &mut Vec<Segment>, new_data: bool) {
         if !self.started {
             return;
         }
@@ -587,6 +606,9 @@ impl LinuxSender {
                 }
                 continue;
             }
+            if !new_data {
+                break;
+            }
             let nxt = self.tcp.snd_nxt;
             if nxt >= self.limit || nxt >= self.tcp.snd_una + u64::from(self.params.rwnd) {
                 if nxt >= self.limit && self.lost_out <= self.retrans_out {
@@ -611,8 +633,9 @@ impl LinuxSender {
             }
             self.schedule_loss_probe(now, false);
         }
-        // Linux validates cwnd only after sending something.
-        if sent_any {
+        // Linux validates cwnd only after sending something, in
+        // `tcp_write_xmit`.
+        if sent_any && new_data {
             self.cwnd_validate();
         }
         self.cwnd_limited_now = false;
@@ -705,6 +728,14 @@ impl LinuxSender {
 
     /// Sends packet `seq` again (`tcp_retransmit_skb`).
     fn retransmit(&mut self, seq: u64, now: Time, out: &mut Vec<Segment>) {
+        self.resend(seq, now, out, true);
+    }
+
+    /// Sends packet `seq` again; `tracked` as `tcp_retransmit_skb`, which
+    /// counts it in `retrans_out` (and PRR's `prr_out`), else as the loss
+    /// probe's bare `__tcp_retransmit_skb`, which leaves the packet's
+    /// accounting as it was.
+    fn resend(&mut self, seq: u64, now: Time, out: &mut Vec<Segment>, tracked: bool) {
         if !(self.params.syn && seq == 0) {
             self.data_sent(now);
         }
@@ -718,14 +749,16 @@ impl LinuxSender {
         s.delivered = delivered;
         s.app_limited = app_limited;
         s.rate_pending = true;
-        s.retrans = true;
         s.ever_retrans = true;
-        if newly {
-            self.retrans_out += 1;
-            self.tcp.in_flight += 1;
-        }
-        if reduction {
-            self.prr_out += 1;
+        if tracked {
+            s.retrans = true;
+            if newly {
+                self.retrans_out += 1;
+                self.tcp.in_flight += 1;
+            }
+            if reduction {
+                self.prr_out += 1;
+            }
         }
         let syn = self.params.syn && seq == 0;
         if syn {
@@ -769,163 +802,6 @@ impl LinuxSender {
     /// what was sent.
     fn is_cwnd_limited(&self) -> bool {
         self.tcp.is_cwnd_limited || (self.tcp.in_slow_start() && self.tcp.cwnd < 2 * self.max_packets_out)
-    }
-
-    // Timers (`tcp_rearm_rto`, `tcp_schedule_loss_probe`, `tcp_timer.c`).
-
-    fn arm_rto(&mut self, now: Time) {
-        self.xmit = Some((XmitTimer::Rto, now + self.rtt.rto()));
-    }
-
-    /// `tcp_rto_delta_us`: how far in the future the head's RTO is.
-    fn rto_delta(&self, now: Time) -> Duration {
-        let head = self.q.front().map_or(now, |s| s.sent_at);
-        (head + self.rtt.rto()).saturating_since(now)
-    }
-
-    /// `tcp_rearm_rto`.
-    fn rearm_rto(&mut self, now: Time) {
-        if self.packets_out() == 0 {
-            self.xmit = None;
-            return;
-        }
-        let rto = match self.xmit {
-            Some((XmitTimer::Reorder | XmitTimer::Probe, _)) => self.rto_delta(now).max(Duration::from_nanos(1)),
-            _ => self.rtt.rto(),
-        };
-        self.xmit = Some((XmitTimer::Rto, now + rto));
-    }
-
-    /// `tcp_schedule_loss_probe`: arms the probe timer if a probe may be
-    /// sent; returns whether it did.
-    fn schedule_loss_probe(&mut self, now: Time, advancing_rto: bool) -> bool {
-        let out = self.packets_out();
-        if !self.params.tlp
-            || out == 0
-            || !self.established
-            || !matches!(self.tcp.ca_state, CaState::Open | CaState::Cwr)
-        {
-            return false;
-        }
-        let srtt = self.rtt.srtt();
-        let mut timeout = if srtt > Duration::ZERO {
-            let extra = if out == 1 { self.rtt.min_rto() } else { TIMEOUT_MIN };
-            Duration::from_nanos(2 * srtt.nanos()) + extra
-        } else {
-            self.params.rto.initial
-        };
-        let rto_delta = if advancing_rto {
-            self.rtt.rto()
-        } else {
-            self.rto_delta(now)
-        };
-        if rto_delta > Duration::ZERO {
-            timeout = timeout.min(rto_delta);
-        }
-        self.xmit = Some((XmitTimer::Probe, now + timeout));
-        true
-    }
-
-    /// `tcp_send_loss_probe`: a new packet if there is one, ignoring cwnd,
-    /// else the last packet again.
-    fn send_loss_probe(&mut self, now: Time, out: &mut Vec<Segment>) {
-        if self.tlp_high_seq.is_none() {
-            let nxt = self.tcp.snd_nxt;
-            let mut sent = false;
-            if nxt < self.limit && nxt < self.tcp.snd_una + u64::from(self.params.rwnd) {
-                self.transmit_new(now, out);
-                self.tlp_retrans = false;
-                sent = true;
-            } else if nxt > self.tcp.snd_una {
-                let last = nxt - 1;
-                if !self.sent_mut(last).sacked {
-                    self.retransmit(last, now, out);
-                    self.tlp_retrans = true;
-                    sent = true;
-                }
-            }
-            if sent {
-                self.tlp_high_seq = Some(self.tcp.snd_nxt);
-                self.linux.loss_probes += 1;
-                self.xmit = None;
-            }
-        }
-        self.rearm_rto(now);
-    }
-
-    /// The retransmission timer fired (`tcp_retransmit_timer`).
-    fn retransmit_timeout(&mut self, now: Time, out: &mut Vec<Segment>) {
-        if self.packets_out() == 0 {
-            return;
-        }
-        self.stats.timeouts += 1;
-        if !self.established {
-            // The SYN again, with backoff.
-            self.rtt.back_off();
-            self.retransmit(0, now, out);
-            self.arm_rto(now);
-            return;
-        }
-        self.enter_loss();
-        self.rtt.back_off();
-        self.refresh_in_flight();
-        if let Some(seq) = self.next_retransmission() {
-            self.retransmit(seq, now, out);
-        }
-        self.arm_rto(now);
-        self.push(now, out);
-    }
-
-    /// `tcp_enter_loss`.
-    fn enter_loss(&mut self) {
-        // `tcp_timeout_mark_lost`: everything not SACKed is lost, and
-        // retransmissions in flight are forgotten.
-        let una = self.tcp.snd_una;
-        for seq in una..self.tcp.snd_nxt {
-            if !self.q[(seq - una) as usize].sacked {
-                self.mark_lost(seq);
-            }
-        }
-        let state = self.tcp.ca_state;
-        if state <= CaState::Disorder
-            || self.high_seq <= self.tcp.snd_una
-            || (state == CaState::Loss && self.rtt.backoff() == 0)
-        {
-            self.tcp.prior_cwnd = self.tcp.cwnd;
-            self.tcp.ssthresh = self.cc.ssthresh(&self.tcp);
-            self.cc.cwnd_event(&mut self.tcp, CaEvent::Loss);
-        }
-        self.refresh_in_flight();
-        self.tcp.cwnd = self.tcp.in_flight + 1;
-        self.tcp.cwnd_cnt = 0;
-        self.set_state(CaState::Loss);
-        self.high_seq = self.tcp.snd_nxt;
-        self.tlp_high_seq = None;
-        if self.ect.is_some() {
-            self.cwr_pending = true;
-        }
-    }
-
-    /// RACK's reordering timer fired (`tcp_rack_reo_timeout`).
-    fn reorder_timeout(&mut self, now: Time, out: &mut Vec<Segment>) {
-        self.refresh_in_flight();
-        let prior_in_flight = self.tcp.in_flight;
-        let wait = self.rack_detect_loss(now);
-        self.refresh_in_flight();
-        if prior_in_flight != self.tcp.in_flight {
-            if self.tcp.ca_state < CaState::Recovery {
-                self.enter_recovery();
-                if !self.cc_owns_cwnd() {
-                    self.cwnd_reduction(1, 0, false);
-                }
-            }
-            self.push(now, out);
-        }
-        if let Some(w) = wait {
-            self.xmit = Some((XmitTimer::Reorder, now + w + TIMEOUT_MIN));
-        } else if self.xmit.is_none_or(|(k, _)| k != XmitTimer::Rto) {
-            self.rearm_rto(now);
-        }
     }
 
     /// Whether the congestion control sets cwnd itself (`cong_control`).

@@ -7,19 +7,25 @@ use super::*;
 
 /// What one ACK delivered, gathered while marking (`tcp_sacktag_state`).
 #[derive(Clone, Copy, Debug, Default)]
-struct Gathered {
+pub(super) struct Gathered {
     /// The rate sample's snapshot: the most recently sent packet delivered.
-    prior_delivered: Option<u64>,
-    prior_at: Time,
+    pub(super) prior_delivered: Option<u64>,
+    pub(super) prior_at: Time,
     last_sent: Time,
     last_end_seq: u64,
-    send_interval: Duration,
+    pub(super) send_interval: Duration,
     is_app_limited: bool,
     is_retrans: bool,
-    /// Send times of the oldest and newest packets delivered that were
-    /// never retransmitted, for the RTT samples.
-    oldest: Option<Time>,
-    newest: Option<Time>,
+    /// Send times of the oldest and newest packets never retransmitted
+    /// that this ACK acknowledged cumulatively, and that it SACKed, for the
+    /// RTT samples (`first_ackt`, `last_ackt`, `first_sackt`, `last_sackt`).
+    cum_oldest: Option<Time>,
+    cum_newest: Option<Time>,
+    sack_oldest: Option<Time>,
+    sack_newest: Option<Time>,
+    /// A packet ever retransmitted was acknowledged cumulatively
+    /// (`FLAG_RETRANS_DATA_ACKED`).
+    retrans_acked: bool,
     /// Lowest never-retransmitted packet delivered below the highest SACK.
     reord: Option<u64>,
 }
@@ -43,7 +49,7 @@ impl LinuxSender {
         let prior_delivered = self.tcp.delivered;
         let prior_lost = self.tcp.lost;
         let prior_packets = self.packets_out();
-        let prior_fack = self.highest_sacked;
+        let prior_fack = self.fack();
         let mut g = Gathered::default();
 
         // SACK blocks (`tcp_sacktag_write_queue`), then the cumulative part
@@ -61,7 +67,7 @@ impl LinuxSender {
                 self.q[(seq - prior_una) as usize].rate_pending = false;
                 self.sacked_out += 1;
                 sacked_new = true;
-                self.delivered_one(seq, &s, now, &mut g);
+                self.delivered_one(seq, &s, now, &mut g, true);
                 self.highest_sacked = self.highest_sacked.max(seq + 1);
             }
         }
@@ -70,15 +76,17 @@ impl LinuxSender {
                 .q
                 .pop_front()
                 .expect("a packet for every sequence number below snd_nxt");
+            g.retrans_acked |= s.ever_retrans;
             if s.sacked {
                 self.sacked_out -= 1;
             } else {
-                self.delivered_one(seq, &s, now, &mut g);
+                self.delivered_one(seq, &s, now, &mut g, false);
             }
         }
         let advanced = una_new > prior_una;
         if advanced {
             self.tcp.snd_una = una_new;
+            self.rto_retransmits = 0;
             self.rtx_hint = self.rtx_hint.max(una_new);
             if !self.established {
                 self.established = true;
@@ -92,9 +100,13 @@ impl LinuxSender {
             }
         }
         if let Some(low) = g.reord.filter(|&low| low < prior_fack) {
-            // `tcp_check_sack_reordering`.
+            // `tcp_check_sack_reordering`: the degree is the distance from
+            // the packet to the highest SACK as this ACK leaves it.
             self.rack.reord = true;
-            self.reordering = self.reordering.max(((prior_fack - low) as u32 + 1).min(300));
+            let metric = (self.fack() - low) as u32;
+            if metric > self.reordering {
+                self.reordering = metric.min(300);
+            }
         }
         self.refresh_in_flight();
 
@@ -125,10 +137,14 @@ impl LinuxSender {
             },
         );
 
-        // RTT (`tcp_ack_update_rtt`): the estimator from the oldest packet
-        // delivered, the minimum and the rate sample from the newest.
-        let ca_rtt = g.newest.map(|t| now.saturating_since(t));
-        if let Some(t) = g.oldest {
+        // RTT (`tcp_clean_rtx_queue`, `tcp_ack_update_rtt`): the estimator
+        // from the oldest packet acknowledged cumulatively, unless a packet
+        // ever retransmitted was too (Karn), else from the oldest SACKed;
+        // the minimum and the rate sample from the newest SACKed, else the
+        // newest acknowledged cumulatively.
+        let cum = |t: Option<Time>| t.filter(|_| !g.retrans_acked);
+        let ca_rtt = g.sack_newest.or(cum(g.cum_newest)).map(|t| now.saturating_since(t));
+        if let Some(t) = cum(g.cum_oldest).or(g.sack_oldest) {
             self.rtt
                 .sample(now.saturating_since(t), self.tcp.snd_una, self.tcp.snd_nxt);
             self.rtt.reset_backoff();
@@ -177,7 +193,7 @@ impl LinuxSender {
     /// A packet newly delivered, by SACK or cumulatively: the counts, the
     /// rate sample (`tcp_rate_skb_delivered`), RACK (`tcp_rack_advance`)
     /// and the RTT and reordering evidence.
-    fn delivered_one(&mut self, seq: u64, s: &Sent, now: Time, g: &mut Gathered) {
+    fn delivered_one(&mut self, seq: u64, s: &Sent, now: Time, g: &mut Gathered, by_sack: bool) {
         self.tcp.delivered += 1;
         if s.lost {
             self.lost_out -= 1;
@@ -209,11 +225,26 @@ impl LinuxSender {
             }
         }
         if !s.ever_retrans {
-            g.oldest = Some(g.oldest.map_or(s.sent_at, |t| t.min(s.sent_at)));
-            g.newest = Some(g.newest.map_or(s.sent_at, |t| t.max(s.sent_at)));
+            let (oldest, newest) = if by_sack {
+                (&mut g.sack_oldest, &mut g.sack_newest)
+            } else {
+                (&mut g.cum_oldest, &mut g.cum_newest)
+            };
+            *oldest = Some(oldest.map_or(s.sent_at, |t| t.min(s.sent_at)));
+            *newest = Some(newest.map_or(s.sent_at, |t| t.max(s.sent_at)));
             if !s.sacked && seq < self.highest_sacked {
                 g.reord = Some(g.reord.map_or(seq, |r| r.min(seq)));
             }
+        }
+    }
+
+    /// `tcp_highest_sack_seq`: one above the highest packet SACKed, or
+    /// snd_una when none is.
+    fn fack(&self) -> u64 {
+        if self.sacked_out > 0 {
+            self.highest_sacked
+        } else {
+            self.tcp.snd_una
         }
     }
 
@@ -229,7 +260,7 @@ impl LinuxSender {
     }
 
     /// `tcp_rate_gen`: the rate sample of this ACK.
-    fn rate_gen(
+    pub(super) fn rate_gen(
         &mut self,
         g: &Gathered,
         delivered: u32,
@@ -260,12 +291,10 @@ impl LinuxSender {
         rs.delivered = (self.tcp.delivered - prior) as i64;
         let ack_interval = now.saturating_since(g.prior_at);
         let interval = g.send_interval.max(ack_interval);
-        // Linux drops a sample over less than the minimum RTT (it would
-        // overstate the rate, as when ACKs are compressed).
+        // Linux drops the interval of a sample over less than the minimum
+        // RTT (it would overstate the rate, as when ACKs are compressed),
+        // and keeps its count of packets delivered.
         rs.interval = (interval >= self.tcp.min_rtt && interval > Duration::ZERO).then_some(interval);
-        if rs.interval.is_none() {
-            rs.delivered = -1;
-        }
         rs
     }
 
@@ -292,7 +321,8 @@ impl LinuxSender {
     }
 
     /// `tcp_fastretrans_alert`, for SACK: leaves a finished episode, finds
-    /// losses, and moves between the states. Returns whether RACK armed its
+    /// losses, and moves between the states (from Loss to Recovery too,
+    /// when a retransmission is lost again). Returns whether RACK armed its
     /// reordering timer.
     pub(super) fn fastretrans_alert(&mut self, now: Time, ece: bool) -> bool {
         let una = self.tcp.snd_una;
@@ -312,9 +342,14 @@ impl LinuxSender {
                 _ => {}
             }
         }
+        let prior_retrans = self.retrans_out;
         let armed = self.identify_loss(now);
+        // `FLAG_LOST_RETRANS`: a retransmission was found lost again.
+        let lost_retrans = self.retrans_out < prior_retrans;
         match self.tcp.ca_state {
-            CaState::Recovery | CaState::Loss => {}
+            CaState::Recovery => {}
+            // Loss falls through to Recovery when a retransmission is lost.
+            CaState::Loss if !lost_retrans => {}
             _ if self.lost_out > 0 => self.enter_recovery(),
             _ => {
                 // `tcp_try_to_open`.

@@ -200,6 +200,56 @@ fn test_a_tail_loss_probe_fires_two_round_trips_after_the_last_send() {
 }
 
 #[test]
+fn test_a_probe_that_resends_leaves_the_packets_in_flight_as_they_were() {
+    // 1..=10 (all the data) at 100 ms, nothing answered: the probe resends
+    // 10 at 302 ms.
+    let mut s = sender(LinuxParams::default());
+    let mut out = vec![];
+    s.app_data(Some(10), ms(0), &mut out);
+    s.start(ms(0), &mut out);
+    s.on_ack(&ack(0), ms(100), &mut out);
+    out.clear();
+    s.on_timer(ms(302), &mut out);
+    assert_eq!(seqs(&out), vec![10]);
+    // `__tcp_retransmit_skb` alone: 10 is not counted in retrans_out, so
+    // 10 packets are in flight, not 11.
+    assert_eq!(s.retrans_out, 0);
+    assert_eq!(s.in_flight(), 10);
+    // The ACK of 1..=5 at 400 ms: nothing is lost or retransmitted below
+    // the head (6), so the state stays Open (`tcp_try_keep_open`), and a
+    // probe is scheduled again, 2 srtt + 2 ms ahead: srtt = 100 + (300 -
+    // 100) / 8 = 125 ms, the probe at 400 + 252 ms.
+    s.on_ack(&ack(5), ms(400), &mut out);
+    assert_eq!(s.ca_state(), CaState::Open);
+    assert_eq!(s.in_flight(), 5);
+    assert_eq!(s.srtt(), Duration::from_millis(125));
+    assert_eq!(s.timer_deadline(), Some(ms(652)));
+}
+
+#[test]
+fn test_a_probe_that_cannot_be_sent_rearms_the_rto_from_the_heads_send_time() {
+    // As above: the probe resends 10 at 302 ms, the ACK of 1..=5 at 400 ms
+    // schedules another probe at 652 ms.
+    let mut s = sender(LinuxParams::default());
+    let mut out = vec![];
+    s.app_data(Some(10), ms(0), &mut out);
+    s.start(ms(0), &mut out);
+    s.on_ack(&ack(0), ms(100), &mut out);
+    s.on_timer(ms(302), &mut out);
+    s.on_ack(&ack(5), ms(400), &mut out);
+    assert_eq!(s.timer_deadline(), Some(ms(652)));
+    out.clear();
+    // The first probe is still unanswered (`tlp_high_seq`): none is sent,
+    // and `tcp_rearm_rto` (the probe timer still pending) sets the RTO an
+    // RTO after the head's (6) send time at 100 ms, long past: it fires at
+    // once (after the smallest delay), not an RTO from now.
+    s.on_timer(ms(652), &mut out);
+    assert!(out.is_empty());
+    assert!(ms(100) + s.rto() < ms(652));
+    assert_eq!(s.timer_deadline(), Some(ms(652) + Duration::from_nanos(1)));
+}
+
+#[test]
 fn test_a_probe_that_repaired_a_loss_reduces_cwnd_once() {
     let mut s = sender(LinuxParams::default());
     let mut out = vec![];
@@ -248,6 +298,223 @@ fn test_the_rto_marks_everything_lost_and_restarts_at_one_packet() {
     s.on_ack(&ack(1), ms(500), &mut out);
     assert_eq!(seqs(&out), vec![2, 3]);
     assert!(out.iter().all(|o| o.retransmit));
+}
+
+/// Packets 1..=10 (all the data) sent at 100 ms, 1..=5 acknowledged at
+/// 200 ms (cwnd 15, RACK's RTT 100 ms, the RTO re-armed to 200 + 300 ms),
+/// three more packets (11..=13) written and sent at 450 ms; the RTO fires
+/// at 500 ms.
+fn rto_with_recent_packets(rack: bool) -> (LinuxSender, Vec<Segment>) {
+    let mut s = sender(LinuxParams {
+        tlp: false,
+        rack,
+        ..LinuxParams::default()
+    });
+    let mut out = vec![];
+    s.app_data(Some(10), ms(0), &mut out);
+    s.start(ms(0), &mut out);
+    s.on_ack(&ack(0), ms(100), &mut out);
+    for k in 1..=5 {
+        s.on_ack(&ack(k), ms(200), &mut out);
+    }
+    assert_eq!(s.cwnd(), 15.0);
+    out.clear();
+    s.app_data(Some(3), ms(450), &mut out);
+    assert_eq!(seqs(&out), vec![11, 12, 13]);
+    assert_eq!(s.timer_deadline(), Some(ms(500)));
+    out.clear();
+    s.on_timer(ms(500), &mut out);
+    (s, out)
+}
+
+#[test]
+fn test_the_rto_leaves_packets_sent_within_racks_rtt_in_flight() {
+    // `tcp_timeout_mark_lost`: the head (6) and 7..=10, sent 400 ms ago,
+    // are lost; 11..=13, sent 50 ms ago (less than RACK's RTT, 100 ms),
+    // stay in flight. cwnd = 3 in flight + 1 = 4; the head's retransmission
+    // fills it.
+    let (s, out) = rto_with_recent_packets(true);
+    assert_eq!(s.ca_state(), CaState::Loss);
+    assert_eq!(s.ssthresh(), 7);
+    assert_eq!(s.cwnd(), 4.0);
+    assert_eq!(seqs(&out), vec![6]);
+    assert_eq!(s.in_flight(), 4);
+    assert_eq!(s.linux_stats().marked_lost, 5);
+    // Without RACK every packet not SACKed is lost: cwnd 0 + 1.
+    let (s, out) = rto_with_recent_packets(false);
+    assert_eq!(s.cwnd(), 1.0);
+    assert_eq!(seqs(&out), vec![6]);
+    assert_eq!(s.in_flight(), 1);
+    assert_eq!(s.linux_stats().marked_lost, 8);
+}
+
+#[test]
+fn test_a_retransmission_lost_again_in_loss_starts_a_recovery() {
+    let mut s = established(LinuxParams {
+        tlp: false,
+        ..LinuxParams::default()
+    });
+    let mut out = vec![];
+    // The RTO at 400 ms: 1..=10 lost, 1 resent, ssthresh 5, cwnd 1.
+    s.on_timer(ms(400), &mut out);
+    assert_eq!(seqs(&out), vec![1]);
+    out.clear();
+    // Its ACK: cwnd 2 (slow start), 2 and 3 resent at 500 ms.
+    s.on_ack(&ack(1), ms(500), &mut out);
+    assert_eq!(seqs(&out), vec![2, 3]);
+    assert_eq!(s.ca_state(), CaState::Loss);
+    out.clear();
+    // 3's retransmission arrives, 2's does not: RACK (RTT 100 ms, no
+    // reordering window in Loss) finds 2's retransmission lost again, and
+    // Linux moves to Recovery (`FLAG_LOST_RETRANS`): ssthresh = Reno's of
+    // cwnd 2 = 2, prior_cwnd 2; PRR with 0 in flight (9 out, 1 SACKed,
+    // 8 lost): sndcnt = min(ssthresh - 0, max(1 - 0, 1)) = 1, cwnd 1, and
+    // 2 is resent alone.
+    s.on_ack(&sack(1, &[(3, 4)]), ms(600), &mut out);
+    assert_eq!(s.linux_stats().lost_retransmits, 1);
+    assert_eq!(s.ca_state(), CaState::Recovery);
+    assert_eq!(s.stats().fast_retransmits, 1);
+    assert_eq!(s.ssthresh(), 2);
+    assert_eq!(s.cwnd(), 1.0);
+    assert_eq!(seqs(&out), vec![2]);
+}
+
+#[test]
+fn test_the_reordering_timer_rearms_the_rto_from_the_heads_send_time() {
+    let mut s = established(LinuxParams {
+        tlp: false,
+        ..LinuxParams::default()
+    });
+    let mut out = vec![];
+    // 1..=9 arrive (ACKs at 200 ms, two new packets each: 11..=28, cwnd 19).
+    for k in 1..=9 {
+        s.on_ack(&ack(k), ms(200), &mut out);
+    }
+    assert_eq!(seqs(&out), (11..=28).collect::<Vec<_>>());
+    out.clear();
+    // 10 (sent at 100 ms) and 11 (at 200 ms) are lost; 12's SACK at
+    // 300 ms: RACK's RTT 100 ms, window min_rtt / 4 = 25 ms. 10 is lost at
+    // once: Recovery, PRR lets one packet go, 10 again. 11 waits until
+    // 200 + 125 ms: the reordering timer at 327 ms, which stays armed (the
+    // head's retransmission does not arm the RTO under it).
+    s.on_ack(&sack(9, &[(12, 13)]), ms(300), &mut out);
+    assert_eq!(seqs(&out), vec![10]);
+    assert_eq!(s.ca_state(), CaState::Recovery);
+    assert_eq!(s.timer_deadline(), Some(ms(327)));
+    out.clear();
+    // The timer: 11 is lost (no window in Recovery) and resent. Linux
+    // (`tcp_rack_reo_timeout`, `tcp_rearm_rto`) does not arm the
+    // reordering timer again and sets the RTO to fire an RTO (300 ms)
+    // after the head's retransmission at 300 ms: at 600 ms, not 627.
+    s.on_timer(ms(327), &mut out);
+    assert_eq!(seqs(&out), vec![11]);
+    assert_eq!(s.rto(), Duration::from_millis(300));
+    assert_eq!(s.timer_deadline(), Some(ms(600)));
+    out.clear();
+    s.on_timer(ms(600), &mut out);
+    assert_eq!(s.stats().timeouts, 1);
+}
+
+#[test]
+fn test_an_rto_after_snd_una_advanced_in_loss_lowers_ssthresh_again() {
+    let mut s = established(LinuxParams {
+        tlp: false,
+        ..LinuxParams::default()
+    });
+    let mut out = vec![];
+    // The RTO at 400 ms: ssthresh 10 / 2 = 5, cwnd 1, 1 resent, RTO 600 ms.
+    s.on_timer(ms(400), &mut out);
+    assert_eq!(s.ssthresh(), 5);
+    // Its ACK at 500 ms gives no RTT sample (1 was resent), so the backoff
+    // stays (RTO 600 ms, the timer at 1100 ms), but snd_una advanced:
+    // Linux's icsk_retransmits is 0 again. cwnd 2: 2 and 3 resent.
+    s.on_ack(&ack(1), ms(500), &mut out);
+    assert_eq!(s.rto(), Duration::from_millis(600));
+    assert_eq!(s.timer_deadline(), Some(ms(1100)));
+    // The next RTO, still in Loss (high_seq 11 > snd_una 2), is the first
+    // of a new series: `tcp_enter_loss` lowers ssthresh again, to Reno's
+    // of cwnd 2 = 2 (the backoff alone would have kept 5).
+    s.on_timer(ms(1100), &mut out);
+    assert_eq!(s.ca_state(), CaState::Loss);
+    assert_eq!(s.ssthresh(), 2);
+    assert_eq!(s.rto(), Duration::from_millis(1200));
+}
+
+#[test]
+fn test_an_ack_that_covers_a_retransmission_gives_no_rtt_sample() {
+    let mut s = established(LinuxParams {
+        tlp: false,
+        ..LinuxParams::default()
+    });
+    let mut out = vec![];
+    // The RTO at 400 ms: 1 resent, the RTO backed off to 600 ms.
+    s.on_timer(ms(400), &mut out);
+    // The originals were only late: the ACK of 1..=5 at 450 ms. It covers
+    // the resent 1, so Karn's rule takes no sample from 2..=5 either
+    // (`FLAG_RETRANS_DATA_ACKED`): srtt stays 100 ms (not 100 + (350 -
+    // 100) / 8), and the backoff stays.
+    s.on_ack(&ack(5), ms(450), &mut out);
+    assert_eq!(s.srtt(), Duration::from_millis(100));
+    assert_eq!(s.rto(), Duration::from_millis(600));
+}
+
+#[test]
+fn test_the_reordering_degree_is_the_distance_to_the_highest_sack() {
+    let mut s = established(LinuxParams::default());
+    let mut out = vec![];
+    // 1 is late: 2 and 3 SACKed at 200 ms (RACK waits), then 1 arrives
+    // and the ACK covers 1..=3. Nothing is SACKed after it, so the highest
+    // SACK is snd_una, 4 (`tcp_highest_sack_seq`): the distance 4 - 1 = 3
+    // is not above 3, and the degree stays 3 (reordering was seen).
+    s.on_ack(&sack(0, &[(2, 4)]), ms(200), &mut out);
+    s.on_ack(&ack(3), ms(201), &mut out);
+    assert!(s.rack.reord);
+    assert_eq!(s.reordering, 3);
+    // 4 and 5 are late: 6..=8 SACKed at 202 ms, then the ACK of 4 and 5
+    // with 6..=8 still SACKed: the distance from 4 to 9 is 5.
+    s.on_ack(&sack(3, &[(6, 9)]), ms(202), &mut out);
+    s.on_ack(&sack(5, &[(6, 9)]), ms(203), &mut out);
+    assert_eq!(s.reordering, 5);
+    assert_eq!(s.linux_stats().marked_lost, 0);
+}
+
+#[test]
+fn test_an_rto_in_disorder_with_enough_sacked_resets_the_reordering_degree() {
+    let mut s = established(LinuxParams {
+        tlp: false,
+        ..LinuxParams::default()
+    });
+    let mut out = vec![];
+    // As above: the degree raised to 5, then 6..=8 still SACKed (Disorder).
+    s.on_ack(&sack(0, &[(2, 4)]), ms(200), &mut out);
+    s.on_ack(&ack(3), ms(201), &mut out);
+    s.on_ack(&sack(3, &[(6, 9)]), ms(202), &mut out);
+    s.on_ack(&sack(5, &[(6, 9)]), ms(203), &mut out);
+    assert_eq!(s.reordering, 5);
+    assert_eq!(s.ca_state(), CaState::Disorder);
+    // An RTO in Disorder with 3 (>= dupack_threshold) packets SACKed:
+    // `tcp_enter_loss` takes the degree back down to 3.
+    s.on_timer(s.timer_deadline().unwrap(), &mut out);
+    assert_eq!(s.stats().timeouts, 1);
+    assert_eq!(s.reordering, 3);
+}
+
+#[test]
+fn test_a_rate_sample_shorter_than_min_rtt_keeps_its_delivered_count() {
+    use super::ack::Gathered;
+    let mut s = established(LinuxParams::default());
+    // A sample of 2 packets whose send phase took 10 ms and ACK phase
+    // 50 ms (from 200 to 250 ms): 50 ms is below min_rtt (100 ms), so
+    // `tcp_rate_gen` discards the interval, but keeps delivered = 2.
+    let mut g = Gathered::default();
+    g.prior_delivered = Some(s.tcp.delivered);
+    g.prior_at = ms(200);
+    g.send_interval = Duration::from_millis(10);
+    s.tcp.delivered += 2;
+    let rs = s.rate_gen(&g, 2, 0, 10, None, ms(250));
+    assert_eq!(rs.interval, None);
+    assert_eq!(rs.delivered, 2);
+    assert_eq!(rs.rate_pps(), None);
 }
 
 #[test]
