@@ -32,6 +32,18 @@ fn seqs(out: &[Segment]) -> Vec<u32> {
     out.iter().map(|s| s.seq).collect()
 }
 
+/// A sender with `params` and 10 packets of data whose SYN (sent at 0) was
+/// acknowledged at 100 ms: 1..=10 left at 100 ms, srtt = 100 ms.
+fn ten_packets(params: LinuxParams) -> LinuxSender {
+    let mut s = sender(params);
+    let mut out = vec![];
+    s.app_data(Some(10), ms(0), &mut out);
+    s.start(ms(0), &mut out);
+    s.on_ack(&ack(0), ms(100), &mut out);
+    assert_eq!(seqs(&out), (0..=10).collect::<Vec<_>>());
+    s
+}
+
 /// A sender with unlimited data whose SYN (sent at 0) was acknowledged at
 /// 100 ms, so srtt = min_rtt = 100 ms, and the first flight 1..=10 left at
 /// 100 ms.
@@ -203,11 +215,8 @@ fn test_a_tail_loss_probe_fires_two_round_trips_after_the_last_send() {
 fn test_a_probe_that_resends_leaves_the_packets_in_flight_as_they_were() {
     // 1..=10 (all the data) at 100 ms, nothing answered: the probe resends
     // 10 at 302 ms.
-    let mut s = sender(LinuxParams::default());
+    let mut s = ten_packets(LinuxParams::default());
     let mut out = vec![];
-    s.app_data(Some(10), ms(0), &mut out);
-    s.start(ms(0), &mut out);
-    s.on_ack(&ack(0), ms(100), &mut out);
     out.clear();
     s.on_timer(ms(302), &mut out);
     assert_eq!(seqs(&out), vec![10]);
@@ -230,11 +239,8 @@ fn test_a_probe_that_resends_leaves_the_packets_in_flight_as_they_were() {
 fn test_a_probe_that_cannot_be_sent_rearms_the_rto_from_the_heads_send_time() {
     // As above: the probe resends 10 at 302 ms, the ACK of 1..=5 at 400 ms
     // schedules another probe at 652 ms.
-    let mut s = sender(LinuxParams::default());
+    let mut s = ten_packets(LinuxParams::default());
     let mut out = vec![];
-    s.app_data(Some(10), ms(0), &mut out);
-    s.start(ms(0), &mut out);
-    s.on_ack(&ack(0), ms(100), &mut out);
     s.on_timer(ms(302), &mut out);
     s.on_ack(&ack(5), ms(400), &mut out);
     assert_eq!(s.timer_deadline(), Some(ms(652)));
@@ -251,11 +257,8 @@ fn test_a_probe_that_cannot_be_sent_rearms_the_rto_from_the_heads_send_time() {
 
 #[test]
 fn test_a_probe_that_repaired_a_loss_reduces_cwnd_once() {
-    let mut s = sender(LinuxParams::default());
+    let mut s = ten_packets(LinuxParams::default());
     let mut out = vec![];
-    s.app_data(Some(10), ms(0), &mut out);
-    s.start(ms(0), &mut out);
-    s.on_ack(&ack(0), ms(100), &mut out);
     // 1..=9 arrive, 10 is lost; the probe resends it.
     s.on_ack(&ack(9), ms(200), &mut out);
     out.clear();
@@ -305,15 +308,12 @@ fn test_the_rto_marks_everything_lost_and_restarts_at_one_packet() {
 /// three more packets (11..=13) written and sent at 450 ms; the RTO fires
 /// at 500 ms.
 fn rto_with_recent_packets(rack: bool) -> (LinuxSender, Vec<Segment>) {
-    let mut s = sender(LinuxParams {
+    let mut s = ten_packets(LinuxParams {
         tlp: false,
         rack,
         ..LinuxParams::default()
     });
     let mut out = vec![];
-    s.app_data(Some(10), ms(0), &mut out);
-    s.start(ms(0), &mut out);
-    s.on_ack(&ack(0), ms(100), &mut out);
     for k in 1..=5 {
         s.on_ack(&ack(k), ms(200), &mut out);
     }
