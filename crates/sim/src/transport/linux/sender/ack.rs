@@ -162,6 +162,11 @@ impl LinuxSender {
             self.process_tlp_ack(una_new, advanced, sacked_new);
         }
         let reo_armed = self.fastretrans_alert(now, ece);
+        // What it marked lost is no longer in flight: Linux's
+        // `tcp_packets_in_flight` is computed from the counters whenever it
+        // is read, so BBR's packet conservation (`in_flight + acked`) and
+        // the rest below see it.
+        self.refresh_in_flight();
         if advanced && !reo_armed && !self.schedule_loss_probe(now, true) {
             self.rearm_rto(now);
         }

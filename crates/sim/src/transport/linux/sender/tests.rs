@@ -580,3 +580,37 @@ fn test_pacing_spaces_packets_after_the_first_ten() {
     s.on_timer(want, &mut out);
     assert_eq!(seqs(&out), vec![12]);
 }
+
+#[test]
+fn test_bbr_enters_recovery_with_cwnd_in_flight_after_the_losses_plus_acked() {
+    // BBR's packet conservation (`bbr_set_cwnd_to_recover_or_restore`):
+    // on entering Recovery cwnd = tcp_packets_in_flight() + acked, where
+    // Linux counts in flight live, after `tcp_fastretrans_alert` has marked
+    // this ACK's losses. The flight: 1..=10 at 100 ms; 3 lost; the ACKs of
+    // 1 and 2, then SACKs of 4, 4-5, 4-6 at 201 ms.
+    let mut s = LinuxSender::new(
+        LinuxParams::default(),
+        Cc::new(crate::transport::tcp::Variant::Bbr, 1).unwrap(),
+    )
+    .unwrap();
+    let mut out = vec![];
+    s.app_data(None, ms(0), &mut out);
+    s.start(ms(0), &mut out);
+    s.on_ack(&ack(0), ms(100), &mut out);
+    s.on_ack(&ack(1), ms(200), &mut out);
+    s.on_ack(&ack(2), ms(200), &mut out);
+    s.on_ack(&sack(2, &[(4, 5)]), ms(201), &mut out);
+    s.on_ack(&sack(2, &[(4, 6)]), ms(201), &mut out);
+    // 0..=11 sent (the SYN, the first flight, 11 after the ACKs); 3..=11
+    // outstanding, 4 and 5 SACKed: 7 in flight.
+    assert_eq!(seqs(&out).last(), Some(&11));
+    assert_eq!((s.packets_out(), s.in_flight()), (9, 7));
+    out.clear();
+    // The third SACK: 6 SACKed too, RACK marks 3 lost, Recovery. In flight
+    // 9 - 3 SACKed - 1 lost = 5, one packet acked: cwnd 6 (counting 3 as
+    // still in flight gave 7).
+    s.on_ack(&sack(2, &[(4, 7)]), ms(201), &mut out);
+    assert_eq!(s.ca_state(), CaState::Recovery);
+    assert_eq!(s.linux_stats().marked_lost, 1);
+    assert_eq!(s.cwnd(), 6.0);
+}
