@@ -28,8 +28,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from aqmlab.studies.framework import (Claims, Study, StudyReport, combine_verdicts, effect_verdict, mean_ci,
-                                     range_verdict, register, show_ci)
+from aqmlab.studies.framework import (Claims, Study, StudyReport, ci_columns, combine_verdicts, effect_verdict,
+                                     mean_ci, range_verdict, register, show_ci)
 
 CCS = [
     {"name": "cubic", "variant": "cubic", "comment": "CUBIC with HyStart, Linux's default."},
@@ -194,8 +194,7 @@ class LatencyUnderLoad(Study):
         for (rate, rtt, qdisc), g in runs.groupby(["rate_mbps", "rtt_ms", "qdisc"], sort=False):
             row: dict[str, Any] = {"rate_mbps": rate, "rtt_ms": rtt, "qdisc": qdisc}
             for m in metrics:
-                ci = mean_ci(g[m].tolist())
-                row |= {m: ci["mean"], f"{m}_ci95_low": ci["ci95_low"], f"{m}_ci95_high": ci["ci95_high"]}
+                row |= ci_columns(g[m].tolist(), m)
             row["n"] = len(g)
             out.append(row)
         return pd.DataFrame(out)
@@ -279,17 +278,31 @@ class LatencyUnderLoad(Study):
             f"about {min(1.0, 2 * math.sqrt(max(0.0, mean(df, r, 'DualPI2', 'loss_rate')))) * 100:.0f}%, Prague/CUBIC "
             f"{mean(df, r, 'DualPI2', 'prague_cubic_ratio'):.2f} ({label})"
             for r in rates for df, label in ((runs, "with BBR"), (nobbr, "without")))
-        return [
-            f"CoDel's median ping queueing at {NO_BBR_RTT_MS} ms: {codel}. BBR v1 does not reduce its rate on "
-            "loss, so CoDel's drops, which are its only signal, do not bring the queue down to the 5-ms target. "
-            f"Without BBR, what remains of the gap at {rates[0]} Mb/s is most likely the flows' minimum windows: "
-            f"six flows of at least two packets each against a path that holds "
-            f"{rates[0] * 1e6 * NO_BBR_RTT_MS / 1e3 / (PACKET_B * 8):.1f} packets.",
-            f"DualPI2 at {NO_BBR_RTT_MS} ms: {dual}. The coupling that is meant to balance the two queues gives "
-            "Prague a marking probability that grows as the square root of the Classic drop rate: when BBR v1 "
-            "drives that drop rate up, Prague, which answers every mark, is starved. At 10 Mb/s Prague is starved "
-            "without BBR too: a 1500-byte packet takes 1.2 ms to send, longer than the 1-ms step threshold, so an "
-            "L4S packet that arrives while a Classic one is being sent is marked."]
+        # Each explanation is stated only where the numbers show it: BBR as
+        # CoDel's obstacle where CoDel holds less queue without it; the
+        # coupling where Prague's share is larger without BBR; the step
+        # where Prague starves without BBR at a rate whose packet takes
+        # longer to send than the 1-ms step.
+        codel_bbr = [r for r in rates if mean(nobbr, r, "CoDel", "ping_p50_s") < mean(runs, r, "CoDel", "ping_p50_s")]
+        coupled = [r for r in rates if mean(nobbr, r, "DualPI2", "prague_cubic_ratio")
+                   > mean(runs, r, "DualPI2", "prague_cubic_ratio")]
+        stepped = [r for r in rates if mtu_time_s(r) > 0.001 and mean(nobbr, r, "DualPI2", "prague_cubic_ratio") < 0.5]
+        text = f"CoDel's median ping queueing at {NO_BBR_RTT_MS} ms: {codel}."
+        if codel_bbr:
+            text += (f" Without BBR CoDel holds less queue (at {', '.join(map(str, codel_bbr))} Mb/s): BBR v1 does "
+                     "not reduce its rate on loss, so CoDel's drops, its only signal, do not bring the queue down.")
+        dual_text = f"DualPI2 at {NO_BBR_RTT_MS} ms: {dual}."
+        if coupled:
+            dual_text += (f" Prague's share is larger without BBR (at {', '.join(map(str, coupled))} Mb/s): the "
+                          "coupling gives Prague a marking probability that grows as the square root of the "
+                          "Classic drop rate, so when BBR v1 drives that drop rate up, Prague, which answers every "
+                          "mark, gets less.")
+        for r in stepped:
+            dual_text += (f" At {r} Mb/s Prague gets less than half CUBIC's rate without BBR too: a "
+                          f"{PACKET_B}-byte packet takes {mtu_time_s(r) * 1e3:.1f} ms to send, longer than the "
+                          "1-ms step threshold, so an L4S packet that arrives while a Classic one is being sent "
+                          "is marked.")
+        return [text, dual_text]
 
     # Claims ------------------------------------------------------------------------
 
