@@ -313,12 +313,18 @@ def test_web_sessions_fetch_their_pages_on_new_connections(tmp_path, response):
     # round trips (SYN, request and response), new-connection 3.5 (SYN,
     # request, the server's SYN, response, the client's close back); far
     # less than the 0.1 s between launches on an idle path. Within half a
-    # round trip of that at the median: a request held back a round trip
-    # (Nagle's algorithm on a request written in two parts) is seen.
+    # round trip of that at the median (a request held back a round trip by
+    # Nagle's algorithm, written in two parts, is seen), plus the router's
+    # own lateness for each packet on the object's path (same-connection:
+    # SYN, SYN-ACK, request, response; new-connection adds the response's
+    # SYN, SYN-ACK and the close): on a loaded machine each of them is
+    # forwarded late (p99 5-8 ms with three busy loops beside the run, the
+    # median object then 50-55 ms; idle, under 0.2 ms and 46.5 ms).
     rtt, wire = f["rtt_prop_s"], 10 * 1052 * 8 / RATE
-    trips = 2 if response == "same-connection" else 3.5
+    trips, hops = (2, 4) if response == "same-connection" else (3.5, 7)
+    late = hops * s["timing"]["late_p99_s"]
     objects = g["objects"]
-    assert trips * rtt + wire <= objects["p50_s"] < (trips + (0.6 if trips == 2 else 1)) * rtt + wire
+    assert trips * rtt + wire <= objects["p50_s"] < (trips + 0.5) * rtt + wire + late
     # A page is done with its second object, launched 0.1 s after the first.
     assert 0.1 + trips * rtt + wire <= g["pages"]["p50_s"] < 0.2
     if response == "same-connection":
