@@ -104,6 +104,56 @@ def test_summary_parts_read_as_attributes_and_as_the_engines_dict():
     assert res.summary.jain == raw.get("fairness", {}).get("jain")
 
 
+def one_flow_path(variant: str) -> dict:
+    """One bulk flow alone on a 10 Mb/s bottleneck, round trip 2 x (1 + 4 +
+    0.1) ms of propagation, with Linux's packets (1448 B of payload in
+    1500), its flow traced every 100 ms."""
+    return {"duration": "4s",
+            "topology": {"kind": "dumbbell", "senders": 1, "access_rate": "100Mbps", "access_delay": "1ms",
+                         "bottleneck": {"rate": "10Mbps", "delay": "4ms"},
+                         "qdisc": {"kind": "droptail", "limit": "100pkt"}},
+            "traffic": [{"name": "bulk", "kind": "ftp", "start": "0s", "packet_size": "1448B",
+                         "tcp": {"variant": variant, "header": "52B"}}],
+            "trace": {"interval": "100ms", "flows": ["bulk[0]"]}}
+
+
+def test_traced_linux_flows_report_their_pacing_rate_and_bbrs_model():
+    # BBR's columns are Linux's (`ss`'s bbr:(bw,mrtt,pacing_gain,cwnd_gain)),
+    # in payload bits as Linux reports them.
+    s = aqmlab.run(one_flow_path("bbr")).series
+    bbr = ["pacing_rate_bps", "bbr_bw_bps", "bbr_min_rtt_s", "bbr_pacing_gain", "bbr_cwnd_gain"]
+    assert [c for c in s.columns if c.startswith("bulk[0].")] == \
+        [f"bulk[0].{k}" for k in ["cwnd", "ssthresh", "srtt_s", "rto_s", *bbr]]
+    late = s[s["time_s"] >= 1.0]
+    # A lone flow's delivery rate is the link's, in payload: 10 Mb/s x
+    # 1448/1500 (less than 1e-6 lost to BBR's 2^-24 packets/us units).
+    assert (late["bulk[0].bbr_bw_bps"] / (10e6 * 1448 / 1500)).between(0.999999, 1.0).all()
+    # min_rtt is the handshake's, the lowest any packet sees: the
+    # propagation plus a 52-B SYN and its 52-B answer at 100, 10 and 100
+    # Mb/s (2 x 49.92 us), 10.29984 ms, in BBR's whole microseconds.
+    assert (abs(late["bulk[0].bbr_min_rtt_s"] - 0.010299) < 1e-12).all()
+    # STARTUP's gain is 739/256 (Linux's 2/ln 2 rounded up); PROBE_BW then
+    # cycles 1.25, 0.75 and 1 with a cwnd gain of 2.
+    gains = s["bulk[0].bbr_pacing_gain"]
+    assert gains[gains > 0].iloc[0] == 739 / 256
+    assert set(late["bulk[0].bbr_pacing_gain"]) == {1.25, 0.75, 1.0}
+    assert set(late["bulk[0].bbr_cwnd_gain"]) == {2.0}
+    # The pacing rate is gain x bw less Linux's 1% margin.
+    paced = late["bulk[0].bbr_pacing_gain"] * late["bulk[0].bbr_bw_bps"] * 0.99
+    assert (late["bulk[0].pacing_rate_bps"] / paced).between(1 - 1e-6, 1 + 1e-6).all()
+    # CUBIC does not pace, but Linux computes the rate anyway
+    # (`tcp_update_pacing_rate`): 200% of cwnd/srtt below half ssthresh,
+    # 120% above, of max(cwnd, packets out), so never below this.
+    c = aqmlab.run(one_flow_path("cubic")).series
+    assert [col for col in c.columns if col.startswith("bulk[0].")][4:] == ["bulk[0].pacing_rate_bps"]
+    c = c.dropna()
+    ratio = (c["bulk[0].cwnd"] < c["bulk[0].ssthresh"] / 2).map({True: 2.0, False: 1.2})
+    by_cwnd = c["bulk[0].pacing_rate_bps"] / (ratio * c["bulk[0].cwnd"] * 1448 * 8 / c["bulk[0].srtt_s"])
+    assert (by_cwnd >= 1 - 1e-9).all() and by_cwnd.median() == pytest.approx(1, abs=1e-9)
+    # ns-2's agents have neither.
+    assert "bulk[0].pacing_rate_bps" not in aqmlab.run(one_flow_path("sack")).series.columns
+
+
 def test_delay_histogram_and_traced_group_delays():
     # A 84 B probe every 67.2 ms (10 kb/s) alone on the path: every one-way
     # delay is 1 + 5 + 0.1 ms of propagation (the sender's access link, the

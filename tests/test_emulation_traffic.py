@@ -233,6 +233,41 @@ def test_trace_samples_tcp_info_and_the_queue_in_the_simulators_columns(tmp_path
     assert late["bottleneck.arrivals"].is_monotonic_increasing
 
 
+
+@needs_emulation
+def test_a_traced_bbr_flow_reports_linuxs_model_in_the_simulators_columns(tmp_path):
+    # The kernel's BBR through TCP_INFO and TCP_CC_INFO, in the columns the
+    # simulator's BBR has for the same scenario (plus Linux's retransmission
+    # count), as `ss -i` shows them: bbr:(bw,mrtt,pacing_gain,cwnd_gain).
+    path = tmp_path / "t.toml"
+    path.write_text(TRACED.strip() + "\n" + DUMBBELL.format(duration="3s", warmup="0s")
+                    + TRACED_TRAFFIC.replace('"cubic"', '"bbr"'))
+    sc = aqmlab.Scenario.load(path)
+    series = aqmlab.emulate(sc).series
+    assert ours() == []
+    mine = [c for c in series.columns if c.startswith("bulk[0].")]
+    sims = [c for c in aqmlab.run(sc).series.columns if c.startswith("bulk[0].")]
+    assert mine == sims[:4] + ["bulk[0].retransmits"] + sims[4:]
+    assert sims[4:] == ["bulk[0].pacing_rate_bps", "bulk[0].bbr_bw_bps", "bulk[0].bbr_min_rtt_s",
+                        "bulk[0].bbr_pacing_gain", "bulk[0].bbr_cwnd_gain"]
+    late = series[series["time_s"] >= 1.0]
+    # Linux's constants: PROBE_BW's gains after STARTUP, cwnd gain 2.
+    assert set(late["bulk[0].bbr_pacing_gain"]) <= {1.25, 0.75, 1.0}
+    assert set(late["bulk[0].bbr_cwnd_gain"]) == {2.0}
+    # The link's payload rate, 10 Mb/s x 1448/1500: the windowed maximum may
+    # hold a sample a little above it (ACKs the router forwards late arrive
+    # bunched; +1% to +6% in runs on an idle machine), never far below.
+    link = 10e6 * PAYLOAD_SHARE
+    assert (late["bulk[0].bbr_bw_bps"] / link).between(0.98, 1.10).all()
+    # min_rtt: at least the 10.2 ms of propagation, and below what any data
+    # packet could see (its 1500 B alone take 1.2 ms at the bottleneck):
+    # the handshake's round trip, as the simulator's.
+    assert (late["bulk[0].bbr_min_rtt_s"] > 0.0102).all() and (late["bulk[0].bbr_min_rtt_s"] < 0.0114).all()
+    # The pacing rate is gain x bw less Linux's 1% margin (the two are read
+    # by separate calls, so an ACK may fall between them: the median).
+    paced = late["bulk[0].bbr_pacing_gain"] * late["bulk[0].bbr_bw_bps"] * 0.99
+    assert (late["bulk[0].pacing_rate_bps"] / paced).median() == pytest.approx(1, rel=1e-3)
+
 HTTP11 = """
 [[traffic]]
 name = "http"

@@ -33,7 +33,7 @@ mod tcp;
 mod udp;
 mod web;
 
-use tcp::tcp_info;
+use tcp::{bbr_info, tcp_info};
 pub use web::{WebFlow, REQUEST_HEAD};
 
 use std::cmp::Reverse;
@@ -149,6 +149,9 @@ pub struct TcpInfo {
     pub ssthresh: u32,
     pub srtt_s: f64,
     pub rto_s: f64,
+    /// `tcpi_pacing_rate` in bits per second; NaN while unlimited (before
+    /// the stack first sets it).
+    pub pacing_rate_bps: f64,
 }
 
 const LISTEN: u64 = 1;
@@ -245,7 +248,20 @@ pub fn netstat_values(text: &str, names: &[&str]) -> Vec<u64> {
 #[derive(Clone, Debug)]
 pub struct FlowTrace {
     pub interval: aqmlab_qdisc::Duration,
-    pub flows: Vec<(u32, String)>,
+    pub flows: Vec<(u32, String, TracedColumns)>,
+}
+
+/// The columns a traced flow has beyond cwnd, ssthresh, srtt, RTO and
+/// retransmissions: the simulator's for the same variant, so that the two
+/// engines' traces line up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TracedColumns {
+    /// An ns-2 agent's variant (emulated as Linux's `reno`): none.
+    Ns2,
+    /// The Linux-style family: the pacing rate.
+    Linux,
+    /// `bbr`: the pacing rate and BBR's state (`TCP_CC_INFO`).
+    Bbr,
 }
 
 /// The heap's entry for the next trace sample (not a flow).
@@ -396,15 +412,25 @@ impl Traffic {
     fn sample(&mut self) {
         let Some(tr) = &self.trace else { return };
         let mut i = 0;
-        for (f, name) in &tr.flows {
-            let info = self.flows[*f as usize].sender.as_ref().and_then(|s| tcp_info(s.as_raw_fd()));
-            let values = [
+        for (f, name, more) in &tr.flows {
+            let fd = self.flows[*f as usize].sender.as_ref().map(|s| s.as_raw_fd());
+            let info = fd.and_then(tcp_info);
+            let mut values = vec![
                 ("cwnd", info.map_or(f64::NAN, |x| x.cwnd as f64)),
                 ("ssthresh", info.map_or(f64::NAN, |x| x.ssthresh as f64)),
                 ("srtt_s", info.map_or(f64::NAN, |x| x.srtt_s)),
                 ("rto_s", info.map_or(f64::NAN, |x| x.rto_s)),
                 ("retransmits", info.map_or(f64::NAN, |x| x.total_retrans as f64)),
             ];
+            if *more != TracedColumns::Ns2 {
+                values.push(("pacing_rate_bps", info.map_or(f64::NAN, |x| x.pacing_rate_bps)));
+            }
+            if *more == TracedColumns::Bbr {
+                let bbr = fd.and_then(bbr_info);
+                for (k, key) in ["bbr_bw_bps", "bbr_min_rtt_s", "bbr_pacing_gain", "bbr_cwnd_gain"].into_iter().enumerate() {
+                    values.push((key, bbr.map_or(f64::NAN, |b| b[k])));
+                }
+            }
             for (key, v) in values {
                 if self.columns.len() <= i {
                     self.columns.push((format!("{name}.{key}"), Vec::new()));

@@ -263,7 +263,30 @@ pub(super) fn tcp_info(fd: RawFd) -> Option<TcpInfo> {
         ssthresh: info.tcpi_snd_ssthresh,
         srtt_s: info.tcpi_rtt as f64 * 1e-6,
         rto_s: info.tcpi_rto as f64 * 1e-6,
+        pacing_rate_bps: match info.tcpi_pacing_rate {
+            u64::MAX => f64::NAN,
+            bytes => bytes as f64 * 8.0,
+        },
     })
+}
+
+/// BBR's state as the socket reports it (getsockopt TCP_CC_INFO, Linux's
+/// `struct tcp_bbr_info`): the bandwidth estimate in bits per second of
+/// payload, min_rtt in seconds (NaN before a sample) and the pacing and
+/// cwnd gains; `None` if the socket's congestion control is not BBR's.
+pub(super) fn bbr_info(fd: RawFd) -> Option<[f64; 4]> {
+    // bbr_bw_lo, bbr_bw_hi (bytes/s), bbr_min_rtt (us), bbr_pacing_gain and
+    // bbr_cwnd_gain (in 1/256).
+    let mut b = [0u32; 5];
+    let mut len = std::mem::size_of_val(&b) as libc::socklen_t;
+    // SAFETY: `b` is live and its length passed; the kernel writes at most that.
+    let r = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CC_INFO, b.as_mut_ptr() as *mut libc::c_void, &mut len) };
+    if r != 0 || (len as usize) < std::mem::size_of_val(&b) || congestion_control(fd).as_deref() != Some("bbr") {
+        return None;
+    }
+    let bw = (u64::from(b[1]) << 32 | u64::from(b[0])) as f64 * 8.0;
+    let min_rtt = if b[2] == u32::MAX { f64::NAN } else { f64::from(b[2]) * 1e-6 };
+    Some([bw, min_rtt, f64::from(b[3]) / 256.0, f64::from(b[4]) / 256.0])
 }
 
 /// Sets a TCP socket's congestion control (TCP_CONGESTION).

@@ -1,6 +1,8 @@
 //! Time series: each traced queue's backlog and discipline state, each
-//! traced TCP flow's window and round-trip estimates, sampled at a fixed
-//! interval, and each traced group's one-way delays over the interval.
+//! traced TCP flow's window and round-trip estimates (and, in the
+//! Linux-style family, its pacing rate and its congestion control's own
+//! state), sampled at a fixed interval, and each traced group's one-way
+//! delays over the interval.
 
 use super::*;
 
@@ -54,12 +56,13 @@ impl<'s> Sim<'s> {
                 .expect("traced flows are TCP flows")
                 .conn
                 .sender;
-            let values = [
+            let mut values = vec![
                 ("cwnd", sender.cwnd()),
                 ("ssthresh", sender.ssthresh() as f64),
                 ("srtt_s", sender.srtt().as_secs_f64()),
                 ("rto_s", sender.rto().as_secs_f64()),
             ];
+            sender.trace(&mut |key, v| values.push((key, v)));
             for (key, v) in values {
                 if tr.columns.len() <= i {
                     tr.columns.push((format!("{name}.{key}"), Vec::new()));

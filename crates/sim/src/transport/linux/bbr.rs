@@ -858,6 +858,17 @@ impl CongestionControl for Bbr {
         }
     }
 
+    /// As `bbr_get_info` (`ss`'s `bbr:(bw,mrtt,pacing_gain,cwnd_gain)`):
+    /// the bandwidth estimate (the long-term one while in use) in payload
+    /// bits per second, min_rtt (null before a sample) and the two gains.
+    fn info(&self, _tcp: &Tcp, mss: u32, out: &mut dyn FnMut(&'static str, f64)) {
+        out("bbr_bw_bps", self.bw_pps() * f64::from(mss) * 8.0);
+        out("bbr_min_rtt_s", self.min_rtt().map_or(f64::NAN, |d| d.as_secs_f64()));
+        let (pacing, cwnd) = self.gains();
+        out("bbr_pacing_gain", pacing);
+        out("bbr_cwnd_gain", cwnd);
+    }
+
     fn cong_control(&mut self, tcp: &mut Tcp, rs: &RateSample) -> bool {
         self.note_delivery(tcp);
         self.update_model(tcp, rs);

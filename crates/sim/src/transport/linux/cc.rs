@@ -291,6 +291,12 @@ pub trait CongestionControl: fmt::Debug {
         tcp.cwnd.max(tcp.prior_cwnd)
     }
 
+    /// `get_info`: the algorithm's own state, as `ss` and `TCP_CC_INFO`
+    /// report it (rates in bytes of payload, `mss` per packet, as Linux's
+    /// `mss_cache`), handed to `out` as (column, value) pairs for the
+    /// trace. Linux's default reports nothing.
+    fn info(&self, _tcp: &Tcp, _mss: u32, _out: &mut dyn FnMut(&'static str, f64)) {}
+
     /// Whether the algorithm has a `cong_control` (BBR, Prague): it then
     /// sets cwnd itself, and the sender applies neither PRR nor the
     /// reduction's end (`tcp_end_cwnd_reduction` returns early).

@@ -119,4 +119,7 @@ impl CongestionControl for Cc {
     fn cong_control(&mut self, tcp: &mut Tcp, rs: &RateSample) -> bool {
         each!(self, c => c.cong_control(tcp, rs))
     }
+    fn info(&self, tcp: &Tcp, mss: u32, out: &mut dyn FnMut(&'static str, f64)) {
+        each!(self, c => c.info(tcp, mss, out))
+    }
 }

@@ -118,6 +118,9 @@ pub struct LinuxParams {
     pub rto: RtoBounds,
     /// Bytes per packet for the pacing arithmetic.
     pub mss: u32,
+    /// Of `mss`, the header's bytes. Linux counts rates in payload bytes
+    /// (`mss_cache`), so the trace reports them so too.
+    pub header: u32,
 }
 
 impl Default for LinuxParams {
@@ -134,6 +137,7 @@ impl Default for LinuxParams {
             dupthresh: 3,
             rto: RtoBounds::default(),
             mss: 1500,
+            header: 40,
         }
     }
 }
@@ -469,6 +473,18 @@ impl LinuxSender {
 
     pub fn pacing_rate(&self) -> Option<f64> {
         self.tcp.pacing_rate
+    }
+
+    /// The traced columns beyond the window and RTT estimates, in payload
+    /// bits as Linux reports them: the pacing rate (`tcpi_pacing_rate`,
+    /// which Linux computes whether or not it paces; null before the first
+    /// RTT sample), then the congestion control's own (`TCP_CC_INFO`).
+    pub fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        let payload = self.params.mss.saturating_sub(self.params.header);
+        let rate = self.tcp.pacing_rate.or_else(|| self.default_pacing_rate());
+        let bits = |bytes: f64| bytes * f64::from(payload) / f64::from(self.params.mss) * 8.0;
+        out("pacing_rate_bps", rate.map_or(f64::NAN, bits));
+        self.cc.info(&self.tcp, payload, out);
     }
 
     pub fn congestion_control(&self) -> &Cc {

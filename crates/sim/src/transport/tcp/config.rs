@@ -232,6 +232,7 @@ impl TcpConfig {
             dupthresh: self.dupack_threshold,
             rto,
             mss,
+            header: self.header_bytes,
         }
     }
 }

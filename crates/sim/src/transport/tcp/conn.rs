@@ -172,6 +172,15 @@ impl Sender {
     pub fn stats(&self) -> &TcpSenderStats {
         either!(self, s => s.stats())
     }
+
+    /// Traced columns beyond cwnd, ssthresh, srtt and RTO: the Linux-style
+    /// family's pacing rate and congestion control state; none for ns-2's
+    /// agents.
+    pub fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        if let Sender::Linux(s) = self {
+            s.trace(out);
+        }
+    }
 }
 
 /// A connection's two agents and its data.

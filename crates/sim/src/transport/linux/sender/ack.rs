@@ -499,9 +499,18 @@ impl LinuxSender {
         if !self.paced {
             return;
         }
+        if let Some(rate) = self.default_pacing_rate() {
+            self.tcp.pacing_rate = Some(rate);
+        }
+    }
+
+    /// The rate `tcp_update_pacing_rate` computes, bytes per second: 200%
+    /// of cwnd / srtt in slow start (cwnd below half ssthresh), 120% after;
+    /// `None` before an RTT sample.
+    pub(super) fn default_pacing_rate(&self) -> Option<f64> {
         let srtt = self.rtt.srtt();
         if srtt == Duration::ZERO {
-            return;
+            return None;
         }
         let ratio = if self.tcp.cwnd < self.tcp.ssthresh / 2 {
             2.0
@@ -509,7 +518,7 @@ impl LinuxSender {
             1.2
         };
         let w = self.tcp.cwnd.max(self.packets_out());
-        self.tcp.pacing_rate = Some(ratio * f64::from(self.tcp.mss) * f64::from(w) / srtt.as_secs_f64());
+        Some(ratio * f64::from(self.tcp.mss) * f64::from(w) / srtt.as_secs_f64())
     }
 }
 
