@@ -121,10 +121,12 @@ def test_traced_linux_flows_report_their_pacing_rate_and_bbrs_model():
     # BBR's columns are Linux's (`ss`'s bbr:(bw,mrtt,pacing_gain,cwnd_gain)),
     # in payload bits as Linux reports them.
     s = aqmlab.run(one_flow_path("bbr")).series
-    bbr = ["pacing_rate_bps", "bbr_bw_bps", "bbr_min_rtt_s", "bbr_pacing_gain", "bbr_cwnd_gain"]
+    bbr = ["pacing_rate_bps", "rwnd_pkts", "bbr_bw_bps", "bbr_min_rtt_s", "bbr_pacing_gain", "bbr_cwnd_gain"]
     assert [c for c in s.columns if c.startswith("bulk[0].")] == \
         [f"bulk[0].{k}" for k in ["cwnd", "ssthresh", "srtt_s", "rto_s", *bbr]]
     late = s[s["time_s"] >= 1.0]
+    # The receiver's window is the scenario's (tcp.rwnd, 10000 packets).
+    assert set(s["bulk[0].rwnd_pkts"]) == {10000.0}
     # A lone flow's delivery rate is the link's, in payload: 10 Mb/s x
     # 1448/1500 (less than 1e-6 lost to BBR's 2^-24 packets/us units).
     assert (late["bulk[0].bbr_bw_bps"] / (10e6 * 1448 / 1500)).between(0.999999, 1.0).all()
@@ -145,7 +147,7 @@ def test_traced_linux_flows_report_their_pacing_rate_and_bbrs_model():
     # (`tcp_update_pacing_rate`): 200% of cwnd/srtt below half ssthresh,
     # 120% above, of max(cwnd, packets out), so never below this.
     c = aqmlab.run(one_flow_path("cubic")).series
-    assert [col for col in c.columns if col.startswith("bulk[0].")][4:] == ["bulk[0].pacing_rate_bps"]
+    assert [col for col in c.columns if col.startswith("bulk[0].")][4:] == ["bulk[0].pacing_rate_bps", "bulk[0].rwnd_pkts"]
     c = c.dropna()
     ratio = (c["bulk[0].cwnd"] < c["bulk[0].ssthresh"] / 2).map({True: 2.0, False: 1.2})
     by_cwnd = c["bulk[0].pacing_rate_bps"] / (ratio * c["bulk[0].cwnd"] * 1448 * 8 / c["bulk[0].srtt_s"])

@@ -248,9 +248,12 @@ def test_a_traced_bbr_flow_reports_linuxs_model_in_the_simulators_columns(tmp_pa
     mine = [c for c in series.columns if c.startswith("bulk[0].")]
     sims = [c for c in aqmlab.run(sc).series.columns if c.startswith("bulk[0].")]
     assert mine == sims[:4] + ["bulk[0].retransmits"] + sims[4:]
-    assert sims[4:] == ["bulk[0].pacing_rate_bps", "bulk[0].bbr_bw_bps", "bulk[0].bbr_min_rtt_s",
-                        "bulk[0].bbr_pacing_gain", "bulk[0].bbr_cwnd_gain"]
+    assert sims[4:] == ["bulk[0].pacing_rate_bps", "bulk[0].rwnd_pkts", "bulk[0].bbr_bw_bps",
+                        "bulk[0].bbr_min_rtt_s", "bulk[0].bbr_pacing_gain", "bulk[0].bbr_cwnd_gain"]
     late = series[series["time_s"] >= 1.0]
+    # The receiver's advertised window: Linux's first is 65535 bytes in
+    # whole segments, 45 x 1448, and it grows from there as data arrives.
+    assert (late["bulk[0].rwnd_pkts"] >= 45).all()
     # Linux's constants: PROBE_BW's gains after STARTUP, cwnd gain 2.
     assert set(late["bulk[0].bbr_pacing_gain"]) <= {1.25, 0.75, 1.0}
     assert set(late["bulk[0].bbr_cwnd_gain"]) == {2.0}

@@ -152,6 +152,9 @@ pub struct TcpInfo {
     /// `tcpi_pacing_rate` in bits per second; NaN while unlimited (before
     /// the stack first sets it).
     pub pacing_rate_bps: f64,
+    /// The peer's advertised window in packets (`tcpi_snd_wnd` over
+    /// `tcpi_snd_mss`).
+    pub rwnd_pkts: f64,
 }
 
 const LISTEN: u64 = 1;
@@ -258,7 +261,7 @@ pub struct FlowTrace {
 pub enum TracedColumns {
     /// An ns-2 agent's variant (emulated as Linux's `reno`): none.
     Ns2,
-    /// The Linux-style family: the pacing rate.
+    /// The Linux-style family: the pacing rate and the peer's window.
     Linux,
     /// `bbr`: the pacing rate and BBR's state (`TCP_CC_INFO`).
     Bbr,
@@ -424,6 +427,7 @@ impl Traffic {
             ];
             if *more != TracedColumns::Ns2 {
                 values.push(("pacing_rate_bps", info.map_or(f64::NAN, |x| x.pacing_rate_bps)));
+                values.push(("rwnd_pkts", info.map_or(f64::NAN, |x| x.rwnd_pkts)));
             }
             if *more == TracedColumns::Bbr {
                 let bbr = fd.and_then(bbr_info);

@@ -267,6 +267,10 @@ pub(super) fn tcp_info(fd: RawFd) -> Option<TcpInfo> {
             u64::MAX => f64::NAN,
             bytes => bytes as f64 * 8.0,
         },
+        rwnd_pkts: match info.tcpi_snd_mss {
+            0 => f64::NAN,
+            mss => f64::from(info.tcpi_snd_wnd) / f64::from(mss),
+        },
     })
 }
 

@@ -53,8 +53,8 @@ pub struct TraceSpec {
     /// Indices of the links whose queues are sampled.
     pub links: Vec<u32>,
     /// TCP flows whose cwnd, ssthresh, srtt and RTO are sampled (and the
-    /// Linux-style family's pacing rate, BBR's model), as (global flow
-    /// index, name `group[j]`).
+    /// Linux-style family's pacing rate and receiver window, BBR's model),
+    /// as (global flow index, name `group[j]`).
     pub flows: Vec<(u32, String)>,
     /// Traffic groups whose one-way delays are sampled, as (group index,
     /// name).
@@ -137,7 +137,7 @@ pub const TRACE: TableDecl = TableDecl {
             "flows",
             Ty::List(&Ty::Text),
             "",
-            "TCP flows whose cwnd, ssthresh, srtt and RTO are sampled (the Linux-style family adds its pacing rate, BBR its model), e.g. [\"ftp[0]\"]",
+            "TCP flows whose cwnd, ssthresh, srtt and RTO are sampled (the Linux-style family adds its pacing rate and the receiver's window, BBR its model), e.g. [\"ftp[0]\"]",
         ),
         Key::opt(
             "groups",

@@ -478,12 +478,15 @@ impl LinuxSender {
     /// The traced columns beyond the window and RTT estimates, in payload
     /// bits as Linux reports them: the pacing rate (`tcpi_pacing_rate`,
     /// which Linux computes whether or not it paces; null before the first
-    /// RTT sample), then the congestion control's own (`TCP_CC_INFO`).
+    /// RTT sample), the receiver's window in packets (`tcpi_snd_wnd`; here
+    /// the scenario's `rwnd`, which the sink never changes), then the
+    /// congestion control's own (`TCP_CC_INFO`).
     pub fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
         let payload = self.params.mss.saturating_sub(self.params.header);
         let rate = self.tcp.pacing_rate.or_else(|| self.default_pacing_rate());
         let bits = |bytes: f64| bytes * f64::from(payload) / f64::from(self.params.mss) * 8.0;
         out("pacing_rate_bps", rate.map_or(f64::NAN, bits));
+        out("rwnd_pkts", f64::from(self.params.rwnd));
         self.cc.info(&self.tcp, payload, out);
     }
 
