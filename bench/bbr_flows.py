@@ -15,8 +15,8 @@ and largest bandwidth estimates, the median and smallest min_rtt estimates,
 the flows' summed cwnd and their median receiver window; then per run the
 drop rate after the warm-up, Jain's index over the flows' goodputs, the
 largest flow's goodput, the flows that got under 20 kb/s and the RTO
-expiries over the run (Linux's TCPTimeouts; the simulated senders' timeouts
-are counted in the window only, so this needs warmup 0 to compare).
+expiries (Linux's TCPTimeouts cover the whole run, the simulated senders'
+count only the window after the warm-up, so the two are not alike).
 `--sim-set` changes the simulated side only (for example
 `traffic[0].tcp.rwnd=64`); `--sim-only` skips emulation (no root needed).
 Emulation runs in real time: each seed takes DURATION seconds.

@@ -233,7 +233,6 @@ def test_trace_samples_tcp_info_and_the_queue_in_the_simulators_columns(tmp_path
     assert late["bottleneck.arrivals"].is_monotonic_increasing
 
 
-
 @needs_emulation
 def test_a_traced_bbr_flow_reports_linuxs_model_in_the_simulators_columns(tmp_path):
     # The kernel's BBR through TCP_INFO and TCP_CC_INFO, in the columns the
@@ -243,7 +242,8 @@ def test_a_traced_bbr_flow_reports_linuxs_model_in_the_simulators_columns(tmp_pa
     path.write_text(TRACED.strip() + "\n" + DUMBBELL.format(duration="3s", warmup="0s")
                     + TRACED_TRAFFIC.replace('"cubic"', '"bbr"'))
     sc = aqmlab.Scenario.load(path)
-    series = aqmlab.emulate(sc).series
+    res = aqmlab.emulate(sc)
+    series = res.series
     assert ours() == []
     mine = [c for c in series.columns if c.startswith("bulk[0].")]
     sims = [c for c in aqmlab.run(sc).series.columns if c.startswith("bulk[0].")]
@@ -258,10 +258,13 @@ def test_a_traced_bbr_flow_reports_linuxs_model_in_the_simulators_columns(tmp_pa
     assert set(late["bulk[0].bbr_pacing_gain"]) <= {1.25, 0.75, 1.0}
     assert set(late["bulk[0].bbr_cwnd_gain"]) == {2.0}
     # The link's payload rate, 10 Mb/s x 1448/1500: the windowed maximum may
-    # hold a sample a little above it (ACKs the router forwards late arrive
-    # bunched; +1% to +6% in runs on an idle machine), never far below.
+    # hold a sample a little above it (+1% to +6% in runs on an idle
+    # machine), never far below. A sample's interval, at least the 10.2-ms
+    # round trip, can be shortened by the router's lateness (ACKs forwarded
+    # late arrive bunched), which raises the rate by as much.
     link = 10e6 * PAYLOAD_SHARE
-    assert (late["bulk[0].bbr_bw_bps"] / link).between(0.98, 1.10).all()
+    bunched = 1 / max(0.5, 1 - res.summary["timing"]["late_p99_s"] / 0.0102)
+    assert (late["bulk[0].bbr_bw_bps"] / link).between(0.98, 1.10 * bunched).all()
     # min_rtt: at least the 10.2 ms of propagation, and below what any data
     # packet could see (its 1500 B alone take 1.2 ms at the bottleneck):
     # the handshake's round trip, as the simulator's.
@@ -270,6 +273,7 @@ def test_a_traced_bbr_flow_reports_linuxs_model_in_the_simulators_columns(tmp_pa
     # by separate calls, so an ACK may fall between them: the median).
     paced = late["bulk[0].bbr_pacing_gain"] * late["bulk[0].bbr_bw_bps"] * 0.99
     assert (late["bulk[0].pacing_rate_bps"] / paced).median() == pytest.approx(1, rel=1e-3)
+
 
 HTTP11 = """
 [[traffic]]
@@ -350,19 +354,21 @@ def test_web_sessions_fetch_their_pages_on_new_connections(tmp_path, response):
     # Linux's initial window of 10 sends it at once): same-connection 2
     # round trips (SYN, request and response), new-connection 3.5 (SYN,
     # request, the server's SYN, response, the client's close back); far
-    # less than the 0.1 s between launches on an idle path. Within half a
-    # round trip of that at the median (a request held back a round trip by
-    # Nagle's algorithm, written in two parts, is seen), plus the router's
-    # own lateness for each packet on the object's path (same-connection:
-    # SYN, SYN-ACK, request, response; new-connection adds the response's
-    # SYN, SYN-ACK and the close): on a loaded machine each of them is
-    # forwarded late (p99 5-8 ms with three busy loops beside the run, the
-    # median object then 50-55 ms; idle, under 0.2 ms and 46.5 ms).
+    # less than the 0.1 s between launches on an idle path. At the median
+    # within 0.6 of a round trip of that for same-connection (so a request
+    # held back a round trip, by Nagle's algorithm on a request written in
+    # two parts, is seen on an idle machine) and within one for
+    # new-connection, plus the router's own lateness for each packet on the
+    # object's path (same-connection: SYN, SYN-ACK, request, response;
+    # new-connection adds the response's SYN, SYN-ACK and the close): on a
+    # loaded machine each of them is forwarded late (p99 5-8 ms with three
+    # busy loops beside the run, the median new-connection object then
+    # 50-55 ms; idle, late p99 under 1 ms and the median 46.5 ms).
     rtt, wire = f["rtt_prop_s"], 10 * 1052 * 8 / RATE
-    trips, hops = (2, 4) if response == "same-connection" else (3.5, 7)
+    trips, margin, hops = (2, 0.6, 4) if response == "same-connection" else (3.5, 1, 7)
     late = hops * s["timing"]["late_p99_s"]
     objects = g["objects"]
-    assert trips * rtt + wire <= objects["p50_s"] < (trips + 0.5) * rtt + wire + late
+    assert trips * rtt + wire <= objects["p50_s"] < (trips + margin) * rtt + wire + late
     # A page is done with its second object, launched 0.1 s after the first.
     assert 0.1 + trips * rtt + wire <= g["pages"]["p50_s"] < 0.2
     if response == "same-connection":

@@ -144,6 +144,8 @@ pub struct HostStats {
 
 #[derive(Clone, Copy, Debug)]
 pub struct TcpInfo {
+    /// Past the handshake (not TCP_SYN_SENT).
+    pub connected: bool,
     pub total_retrans: u32,
     pub cwnd: u32,
     pub ssthresh: u32,
@@ -430,7 +432,7 @@ impl Traffic {
                 values.push(("rwnd_pkts", info.map_or(f64::NAN, |x| x.rwnd_pkts)));
             }
             if *more == TracedColumns::Bbr {
-                let bbr = fd.and_then(bbr_info);
+                let bbr = fd.filter(|_| info.is_some_and(|x| x.connected)).and_then(bbr_info);
                 for (k, key) in ["bbr_bw_bps", "bbr_min_rtt_s", "bbr_pacing_gain", "bbr_cwnd_gain"].into_iter().enumerate() {
                     values.push((key, bbr.map_or(f64::NAN, |b| b[k])));
                 }

@@ -257,7 +257,15 @@ pub(super) fn tcp_info(fd: RawFd) -> Option<TcpInfo> {
     let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
     let r = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, &mut info as *mut _ as *mut libc::c_void, &mut len) };
+    // Fields a kernel older than the struct leaves out (tcpi_snd_wnd came in
+    // 5.4) are NaN, not its zeros; so is what the stack has not set before
+    // the handshake is done (TCP_SYN_SENT), as in the simulator.
+    let has = |end: usize| (len as usize) >= end;
+    // TCP_SYN_SENT in include/net/tcp_states.h.
+    const SYN_SENT: u8 = 2;
+    let connected = info.tcpi_state != SYN_SENT;
     (r == 0).then(|| TcpInfo {
+        connected,
         total_retrans: info.tcpi_total_retrans,
         cwnd: info.tcpi_snd_cwnd,
         ssthresh: info.tcpi_snd_ssthresh,
@@ -265,9 +273,11 @@ pub(super) fn tcp_info(fd: RawFd) -> Option<TcpInfo> {
         rto_s: info.tcpi_rto as f64 * 1e-6,
         pacing_rate_bps: match info.tcpi_pacing_rate {
             u64::MAX => f64::NAN,
+            _ if !connected || !has(std::mem::offset_of!(libc::tcp_info, tcpi_pacing_rate) + 8) => f64::NAN,
             bytes => bytes as f64 * 8.0,
         },
         rwnd_pkts: match info.tcpi_snd_mss {
+            _ if !connected || !has(std::mem::offset_of!(libc::tcp_info, tcpi_snd_wnd) + 4) => f64::NAN,
             0 => f64::NAN,
             mss => f64::from(info.tcpi_snd_wnd) / f64::from(mss),
         },
@@ -288,9 +298,33 @@ pub(super) fn bbr_info(fd: RawFd) -> Option<[f64; 4]> {
     if r != 0 || (len as usize) < std::mem::size_of_val(&b) || congestion_control(fd).as_deref() != Some("bbr") {
         return None;
     }
+    Some(decode_bbr_info(b))
+}
+
+/// `struct tcp_bbr_info` as [`bbr_info`] reports it: bits per second,
+/// seconds (NaN for the ~0U before a sample) and gains.
+fn decode_bbr_info(b: [u32; 5]) -> [f64; 4] {
     let bw = (u64::from(b[1]) << 32 | u64::from(b[0])) as f64 * 8.0;
     let min_rtt = if b[2] == u32::MAX { f64::NAN } else { f64::from(b[2]) * 1e-6 };
-    Some([bw, min_rtt, f64::from(b[3]) / 256.0, f64::from(b[4]) / 256.0])
+    [bw, min_rtt, f64::from(b[3]) / 256.0, f64::from(b[4]) / 256.0]
+}
+
+#[cfg(test)]
+mod bbr_info_tests {
+    use super::decode_bbr_info;
+
+    #[test]
+    fn test_tcp_bbr_info_decodes_to_bits_seconds_and_gains() {
+        // 1 206 666 bytes/s (10 Mb/s of 1448-B payloads in 1500-B packets),
+        // min_rtt 10 299 us, PROBE_BW's 1.25 (320/256) and cwnd gain 2.
+        let [bw, rtt, pacing, cwnd] = decode_bbr_info([1_206_666, 0, 10_299, 320, 512]);
+        assert_eq!((bw, pacing, cwnd), (9_653_328.0, 1.25, 2.0));
+        assert!((rtt - 0.010299).abs() < 1e-15);
+        // The high word counts 2^32 bytes/s; ~0U is "no sample yet".
+        let [bw, rtt, ..] = decode_bbr_info([0, 1, u32::MAX, 739, 739]);
+        assert_eq!(bw, 4_294_967_296.0 * 8.0);
+        assert!(rtt.is_nan());
+    }
 }
 
 /// Sets a TCP socket's congestion control (TCP_CONGESTION).

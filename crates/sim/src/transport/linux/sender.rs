@@ -210,6 +210,9 @@ pub struct LinuxSender {
     started: bool,
     /// The SYN was acknowledged (always true without one).
     established: bool,
+    /// For a sender that does not pace, the rate `tcp_update_pacing_rate`
+    /// computed at the last ACK: Linux computes and reports it even so.
+    unpaced_rate: Option<f64>,
     syn_retransmits: u32,
     /// RTOs since snd_una last advanced (`icsk_retransmits`).
     rto_retransmits: u32,
@@ -292,6 +295,7 @@ impl LinuxSender {
             unlimited: false,
             started: false,
             established: !params.syn,
+            unpaced_rate: None,
             syn_retransmits: 0,
             rto_retransmits: 0,
             sacked_out: 0,
@@ -477,13 +481,20 @@ impl LinuxSender {
 
     /// The traced columns beyond the window and RTT estimates, in payload
     /// bits as Linux reports them: the pacing rate (`tcpi_pacing_rate`,
-    /// which Linux computes whether or not it paces; null before the first
-    /// RTT sample), the receiver's window in packets (`tcpi_snd_wnd`; here
-    /// the scenario's `rwnd`, which the sink never changes), then the
-    /// congestion control's own (`TCP_CC_INFO`).
+    /// which Linux computes at every ACK whether or not it paces; null
+    /// before the first RTT sample), the receiver's window in packets
+    /// (`tcpi_snd_wnd`; here the scenario's `rwnd`, which the sink never
+    /// changes), then the congestion control's own (`TCP_CC_INFO`). All
+    /// null until the connection is established, as emulation reports them.
     pub fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
+        if !(self.started && self.established) {
+            out("pacing_rate_bps", f64::NAN);
+            out("rwnd_pkts", f64::NAN);
+            self.cc.info(&self.tcp, 1, &mut |key, _| out(key, f64::NAN));
+            return;
+        }
         let payload = self.params.mss.saturating_sub(self.params.header);
-        let rate = self.tcp.pacing_rate.or_else(|| self.default_pacing_rate());
+        let rate = self.tcp.pacing_rate.or(self.unpaced_rate);
         let bits = |bytes: f64| bytes * f64::from(payload) / f64::from(self.params.mss) * 8.0;
         out("pacing_rate_bps", rate.map_or(f64::NAN, bits));
         out("rwnd_pkts", f64::from(self.params.rwnd));

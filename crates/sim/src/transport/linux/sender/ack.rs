@@ -496,18 +496,22 @@ impl LinuxSender {
     /// `tcp_update_pacing_rate`, for congestion controls that leave the
     /// rate to the sender.
     pub(super) fn update_pacing_rate(&mut self) {
-        if !self.paced {
+        let Some(rate) = self.default_pacing_rate() else {
             return;
-        }
-        if let Some(rate) = self.default_pacing_rate() {
+        };
+        // An unpaced sender keeps it aside: `tcp.pacing_rate` stays `None`,
+        // which is how the congestion controls (HyStart) see it does not pace.
+        if self.paced {
             self.tcp.pacing_rate = Some(rate);
+        } else {
+            self.unpaced_rate = Some(rate);
         }
     }
 
     /// The rate `tcp_update_pacing_rate` computes, bytes per second: 200%
     /// of cwnd / srtt in slow start (cwnd below half ssthresh), 120% after;
     /// `None` before an RTT sample.
-    pub(super) fn default_pacing_rate(&self) -> Option<f64> {
+    fn default_pacing_rate(&self) -> Option<f64> {
         let srtt = self.rtt.srtt();
         if srtt == Duration::ZERO {
             return None;
