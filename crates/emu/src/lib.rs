@@ -137,21 +137,16 @@ fn kernel_cc(v: Variant) -> (&'static str, bool) {
     }
 }
 
-/// The further trace columns of flow `f` (a global index), as the
-/// simulator's sender for the same variant has them.
-fn traced_columns(sc: &Scenario, f: u32) -> traffic::TracedColumns {
-    let mut first = 0;
-    for g in &sc.groups {
-        if f < first + g.count {
-            return match g.source.tcp().map(|t| t.variant) {
-                Some(Variant::Bbr) => traffic::TracedColumns::Bbr,
-                Some(v) if v.is_linux() => traffic::TracedColumns::Linux,
-                _ => traffic::TracedColumns::Ns2,
-            };
-        }
-        first += g.count;
+/// The further trace columns of the traced flow `name` ("group[j]", as
+/// the scenario has checked it), as the simulator's sender for the same
+/// variant has them.
+fn traced_columns(sc: &Scenario, name: &str) -> traffic::TracedColumns {
+    let group = name.split_once('[').and_then(|(g, _)| sc.groups.iter().find(|x| x.name == g));
+    match group.and_then(|g| g.source.tcp()).map(|t| t.variant) {
+        Some(Variant::Bbr) => traffic::TracedColumns::Bbr,
+        Some(v) if v.is_linux() => traffic::TracedColumns::Linux,
+        _ => traffic::TracedColumns::Ns2,
     }
-    traffic::TracedColumns::Ns2
 }
 
 /// Where the kernel lists the congestion controls it has loaded.
@@ -512,7 +507,7 @@ pub fn emulate_with_series(sc: &Scenario, seed: u64) -> Result<(serde_json::Valu
     });
     let ftrace = sc.trace.as_ref().map(|t| traffic::FlowTrace {
         interval: t.interval,
-        flows: t.flows.iter().map(|(f, name)| (*f, name.clone(), traced_columns(sc, *f))).collect(),
+        flows: t.flows.iter().map(|(f, name)| (*f, name.clone(), traced_columns(sc, name))).collect(),
     });
     let outcome = run_threads(&lab, net, infos, plans, host_node.clone(), sc.net.nodes.len(), window, Time(sc.duration.0), qtrace, ftrace)?;
     drop(lab);
