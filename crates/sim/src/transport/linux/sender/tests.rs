@@ -60,6 +60,15 @@ fn established(params: LinuxParams) -> LinuxSender {
     s
 }
 
+/// [`established`] without tail loss probes, so that the timer the tests
+/// of RTOs and reordering see is the RTO or RACK's.
+fn established_without_tlp() -> LinuxSender {
+    established(LinuxParams {
+        tlp: false,
+        ..LinuxParams::default()
+    })
+}
+
 #[test]
 fn test_the_syn_is_sent_alone_then_an_initial_window_of_ten() {
     let s = established(LinuxParams::default());
@@ -282,10 +291,7 @@ fn test_a_probe_that_repaired_a_loss_reduces_cwnd_once() {
 
 #[test]
 fn test_the_rto_marks_everything_lost_and_restarts_at_one_packet() {
-    let mut s = established(LinuxParams {
-        tlp: false,
-        ..LinuxParams::default()
-    });
+    let mut s = established_without_tlp();
     assert_eq!(s.timer_deadline(), Some(ms(400)));
     let mut out = vec![];
     s.on_timer(ms(400), &mut out);
@@ -350,10 +356,7 @@ fn test_the_rto_leaves_packets_sent_within_racks_rtt_in_flight() {
 
 #[test]
 fn test_a_retransmission_lost_again_in_loss_starts_a_recovery() {
-    let mut s = established(LinuxParams {
-        tlp: false,
-        ..LinuxParams::default()
-    });
+    let mut s = established_without_tlp();
     let mut out = vec![];
     // The RTO at 400 ms: 1..=10 lost, 1 resent, ssthresh 5, cwnd 1.
     s.on_timer(ms(400), &mut out);
@@ -381,10 +384,7 @@ fn test_a_retransmission_lost_again_in_loss_starts_a_recovery() {
 
 #[test]
 fn test_the_reordering_timer_rearms_the_rto_from_the_heads_send_time() {
-    let mut s = established(LinuxParams {
-        tlp: false,
-        ..LinuxParams::default()
-    });
+    let mut s = established_without_tlp();
     let mut out = vec![];
     // 1..=9 arrive (ACKs at 200 ms, two new packets each: 11..=28, cwnd 19).
     for k in 1..=9 {
@@ -417,10 +417,7 @@ fn test_the_reordering_timer_rearms_the_rto_from_the_heads_send_time() {
 
 #[test]
 fn test_an_rto_after_snd_una_advanced_in_loss_lowers_ssthresh_again() {
-    let mut s = established(LinuxParams {
-        tlp: false,
-        ..LinuxParams::default()
-    });
+    let mut s = established_without_tlp();
     let mut out = vec![];
     // The RTO at 400 ms: ssthresh 10 / 2 = 5, cwnd 1, 1 resent, RTO 600 ms.
     s.on_timer(ms(400), &mut out);
@@ -442,10 +439,7 @@ fn test_an_rto_after_snd_una_advanced_in_loss_lowers_ssthresh_again() {
 
 #[test]
 fn test_an_ack_that_covers_a_retransmission_gives_no_rtt_sample() {
-    let mut s = established(LinuxParams {
-        tlp: false,
-        ..LinuxParams::default()
-    });
+    let mut s = established_without_tlp();
     let mut out = vec![];
     // The RTO at 400 ms: 1 resent, the RTO backed off to 600 ms.
     s.on_timer(ms(400), &mut out);
@@ -480,10 +474,7 @@ fn test_the_reordering_degree_is_the_distance_to_the_highest_sack() {
 
 #[test]
 fn test_an_rto_in_disorder_with_enough_sacked_resets_the_reordering_degree() {
-    let mut s = established(LinuxParams {
-        tlp: false,
-        ..LinuxParams::default()
-    });
+    let mut s = established_without_tlp();
     let mut out = vec![];
     // As above: the degree raised to 5, then 6..=8 still SACKed (Disorder).
     s.on_ack(&sack(0, &[(2, 4)]), ms(200), &mut out);
