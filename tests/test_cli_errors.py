@@ -118,6 +118,10 @@ TCP_CASES = [
      ["traffic[0].tcp.tick", "ns2"]),
     ("huge web objects", TCP.replace('kind = "ftp"', 'kind = "web"\nobject_size = 1e12').replace('packet_size = { dist = "uniform", min = "1400B", max = "1628B" }', 'packet_size = "1000B"'),
      ["traffic[0].object_size", "at most"]),
+    ("auto rwnd for ns-2's agent", TCP.replace('delayed_ack = true', 'delayed_ack = true, rwnd = "auto"'),
+     ["traffic[0].tcp.rwnd", '"auto" applies only to the Linux-style variants', '"sack"']),
+    ("bad linux rwnd", TCP.replace('variant = "sack", delayed_ack = true', 'variant = "cubic", rwnd = "big"'),
+     ["traffic[0].tcp.rwnd", '"auto" or a whole number of packets', '"big"']),
     ("tiny tcp on/off", TCP.replace('kind = "ftp"', 'kind = "onoff"\ntransport = "tcp"\non = "0s"\noff = "1s"'),
      ["traffic[0].on", "1ms"]),
 ]

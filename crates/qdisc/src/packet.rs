@@ -116,6 +116,13 @@ pub struct Packet {
     pub n_sack: u8,
     /// TCP ACKs: SACK blocks as half-open packet ranges, most recent first.
     pub sack: [(u32, u32); 3],
+    /// TCP data of the Linux-style family: the timestamp echo (RFC 7323's
+    /// TSecr), the receiver's millisecond clock when it sent the ACK the
+    /// sender last heard, from which the receiver measures its RTT.
+    pub tsecr_ms: u32,
+    /// TCP ACKs of the Linux-style family's sink: the window it advertises,
+    /// bytes above the acknowledged data (`u32::MAX`: none, ns-2's sink).
+    pub wnd_bytes: u32,
     /// Time-driven early discard: the flow's deadline (`Duration::MAX` for
     /// none), used by queues in locally-bounded-delay mode.
     pub ted_deadline: Duration,
@@ -145,6 +152,8 @@ impl Default for Packet {
             tcp_flags: 0,
             n_sack: 0,
             sack: [(0, 0); 3],
+            tsecr_ms: 0,
+            wnd_bytes: u32::MAX,
             ted_deadline: Duration::MAX,
             ted_budget: Duration::MAX,
         }

@@ -299,6 +299,7 @@ impl<'s> Sim<'s> {
                 (true, true) => Ecn::Ect1,
             };
             pkt.tcp_flags = if seg.cwr { tcp_flags::CWR } else { 0 };
+            pkt.tsecr_ms = seg.tsecr_ms;
             #[cfg(test)]
             self.tcp_log.push((self.now, f, seg.seq));
             if self.window.contains(self.now) {
@@ -327,6 +328,7 @@ impl<'s> Sim<'s> {
             pkt.tcp_flags = if a.ece { tcp_flags::ECE } else { 0 };
             pkt.n_sack = a.n_sack;
             pkt.sack = a.sack;
+            pkt.wnd_bytes = a.wnd_bytes.unwrap_or(u32::MAX);
             self.forward(m.dst, pkt);
         }
         self.acks = acks;
@@ -423,6 +425,7 @@ impl<'s> Sim<'s> {
                     ect: pkt.ecn.is_ecn_capable(),
                     ce: pkt.ecn == Ecn::Ce,
                     cwr: pkt.tcp_flags & tcp_flags::CWR != 0,
+                    tsecr_ms: pkt.tsecr_ms,
                 };
                 let mut acks = std::mem::take(&mut self.acks);
                 let t = self.tcp_mut(f);
@@ -479,6 +482,10 @@ impl<'s> Sim<'s> {
                     sack: pkt.sack,
                     n_sack: pkt.n_sack,
                     ce_count: pkt.seq,
+                    wnd_bytes: (pkt.wnd_bytes != u32::MAX).then_some(pkt.wnd_bytes),
+                    // The receiver's millisecond clock when it sent the ACK
+                    // (Linux's TSval, wrapping as the option's 32 bits do).
+                    tsval_ms: (pkt.sent_at.0 / 1_000_000) as u32,
                 };
                 let mut segs = std::mem::take(&mut self.segments);
                 let t = self.tcp_mut(f);

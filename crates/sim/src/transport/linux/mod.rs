@@ -8,6 +8,8 @@
 //! - [`sender`]: the sender: Linux's loss recovery (SACK, RACK, PRR, tail
 //!   loss probes, the RTO), ECN, delivery-rate sampling and pacing.
 //! - [`rtt`]: Linux's RTT estimator and RTO.
+//! - [`rcvwnd`]: the receiver's side: Linux's receive window and its
+//!   autotuning, and the quick ACKs they drive, which the sink consults.
 //! - [`reno`]: Linux's `reno` module.
 //! - [`cubic`]: CUBIC's window law (RFC 9438, Linux's constants).
 //! - [`cubic_cc`]: CUBIC with HyStart as Linux's `cubic` module.
@@ -22,6 +24,7 @@ pub mod cubic;
 pub mod cubic_cc;
 pub mod dctcp;
 pub mod prague;
+pub mod rcvwnd;
 pub mod reno;
 pub mod rtt;
 pub mod sender;

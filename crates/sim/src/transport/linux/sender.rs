@@ -51,6 +51,12 @@
 //!   every ACK, as AccECN carries it) rather than the echo flag.
 //! * **Delivery-rate sampling** (`tcp_rate.c`) for every ACK, with
 //!   application-limited periods.
+//! * **The receiver's window** (`tcp_ack_update_window`,
+//!   `tcp_snd_wnd_test`): the window each ACK advertises
+//!   ([`super::rcvwnd`]) is taken when the ACK advances snd_una or widens
+//!   it, and a packet goes out only if all of it fits; with `rwnd = N` the
+//!   window is N packets. Every packet echoes the timestamp of the last ACK
+//!   (TSecr), from which the receiver times its round trip.
 //! * **Pacing** (`tcp_wstamp_ns`): when the congestion control needs it
 //!   (BBR) or `pacing = true`, each packet after the first 10 waits
 //!   size / pacing rate after the one before. Without a congestion control
@@ -59,10 +65,12 @@
 //!
 //! # Not modelled
 //!
-//! Undo of spurious reductions (it needs D-SACK or timestamps, which the
-//! sink does not send), F-RTO, TSO and GSO (one packet per send),
-//! TCP small queues, Nagle, the receiver's window autotuning (the window is
-//! `rwnd`), and the pacing credit for late timers. The RTT sample is
+//! Undo of spurious reductions (it needs D-SACK, or timestamps on this
+//! side: the packets echo the receiver's, for its window, but the sender
+//! keeps none of its own), F-RTO, TSO and GSO (one packet per send),
+//! TCP small queues, Nagle, zero-window probes (the receiver's window
+//! never closes: its application reads at once), and the pacing credit
+//! for late timers. The RTT sample is
 //! taken as without timestamps: from the oldest packet never retransmitted
 //! that an ACK acknowledges cumulatively, unless it also acknowledges one
 //! ever retransmitted (Karn), else from the oldest newly SACKed one.
@@ -102,7 +110,8 @@ const MIN_RTT_WINDOW: Duration = Duration::from_secs(300);
 pub struct LinuxParams {
     /// Packets in the first flight (Linux's `TCP_INIT_CWND`, 10).
     pub initial_window: u32,
-    /// The receiver window, packets.
+    /// The receiver window, packets: fixed, or a cap (`u32::MAX` for none)
+    /// on the window the sink advertises.
     pub rwnd: u32,
     /// Open with a SYN (packet 0).
     pub syn: bool,
@@ -239,6 +248,13 @@ pub struct LinuxSender {
     tlp_retrans: bool,
     /// The CE count of the last ACK (AccECN's counter).
     ce_seen: u32,
+    /// The TSval of the last ACK (`ts_recent`), echoed in every packet.
+    ts_recent_ms: u32,
+    /// The receiver's advertised window in bytes (`snd_wnd`), once an ACK
+    /// has carried one; until then, and behind ns-2's sink, `rwnd` rules.
+    snd_wnd: Option<u64>,
+    /// The usable window in whole packets: min(`rwnd`, snd_wnd / payload).
+    wnd_pkts: u64,
     /// The next new packet carries CWR.
     cwr_pending: bool,
     /// The lowest sequence number that may need retransmitting.
@@ -313,6 +329,9 @@ impl LinuxSender {
             tlp_high_seq: None,
             tlp_retrans: false,
             ce_seen: 0,
+            ts_recent_ms: 0,
+            snd_wnd: None,
+            wnd_pkts: u64::from(params.rwnd),
             cwr_pending: false,
             rtx_hint: 0,
             max_packets_out: 0,
@@ -483,9 +502,10 @@ impl LinuxSender {
     /// bits as Linux reports them: the pacing rate (`tcpi_pacing_rate`,
     /// which Linux computes at every ACK whether or not it paces; null
     /// before the first RTT sample), the receiver's window in packets
-    /// (`tcpi_snd_wnd`; here the scenario's `rwnd`, which the sink never
-    /// changes), then the congestion control's own (`TCP_CC_INFO`). All
-    /// null until the connection is established, as emulation reports them.
+    /// (`tcpi_snd_wnd` over the payload: the advertised window, or the
+    /// scenario's fixed `rwnd`), then the congestion control's own
+    /// (`TCP_CC_INFO`). All null until the connection is established, as
+    /// emulation reports them.
     pub fn trace(&self, out: &mut dyn FnMut(&'static str, f64)) {
         if !(self.started && self.established) {
             out("pacing_rate_bps", f64::NAN);
@@ -497,8 +517,29 @@ impl LinuxSender {
         let rate = self.tcp.pacing_rate.or(self.unpaced_rate);
         let bits = |bytes: f64| bytes * f64::from(payload) / f64::from(self.params.mss) * 8.0;
         out("pacing_rate_bps", rate.map_or(f64::NAN, bits));
-        out("rwnd_pkts", f64::from(self.params.rwnd));
+        let advertised = self.snd_wnd.map(|w| w as f64 / f64::from(payload));
+        out("rwnd_pkts", advertised.unwrap_or(f64::INFINITY).min(f64::from(self.params.rwnd)));
         self.cc.info(&self.tcp, payload, out);
+    }
+
+    /// The first packet the receiver's window does not let out
+    /// (`tcp_wnd_end`).
+    fn wnd_end(&self) -> u64 {
+        self.tcp.snd_una + self.wnd_pkts
+    }
+
+    /// An acceptable ACK's window (`tcp_ack_update_window`): taken if the
+    /// ACK advances snd_una or widens the window (the receiver sends no
+    /// data, so no other update is possible). A packet is let out only if
+    /// all of it fits (`tcp_snd_wnd_test`), so the window counts in whole
+    /// packets of the connection's payload.
+    fn update_window(&mut self, wnd_bytes: u32, advanced: bool) {
+        let wnd = u64::from(wnd_bytes);
+        if advanced || self.snd_wnd.is_none_or(|w| wnd > w) {
+            self.snd_wnd = Some(wnd);
+            let payload = u64::from(self.params.mss.saturating_sub(self.params.header).max(1));
+            self.wnd_pkts = (wnd / payload).min(u64::from(self.params.rwnd));
+        }
     }
 
     pub fn congestion_control(&self) -> &Cc {
@@ -640,7 +681,7 @@ impl LinuxSender {
                 break;
             }
             let nxt = self.tcp.snd_nxt;
-            if nxt >= self.limit || nxt >= self.tcp.snd_una + u64::from(self.params.rwnd) {
+            if nxt >= self.limit || nxt >= self.wnd_end() {
                 if nxt >= self.limit && self.lost_out <= self.retrans_out {
                     // `tcp_rate_check_app_limited`.
                     self.tcp.app_limited = (self.tcp.delivered + u64::from(self.tcp.in_flight)).max(1);
@@ -749,6 +790,7 @@ impl LinuxSender {
             cwr,
             ect: ect.is_some(),
             ect1: ect == Some(Ecn::Ect1),
+            tsecr_ms: self.ts_recent_ms,
         });
         if !syn {
             self.paced_send(now);
@@ -807,6 +849,7 @@ impl LinuxSender {
             cwr: false,
             ect: ect.is_some(),
             ect1: ect == Some(Ecn::Ect1),
+            tsecr_ms: self.ts_recent_ms,
         });
         if !syn {
             self.paced_send(now);

@@ -65,7 +65,7 @@ fn run(case: &Case) -> Outcome {
     let mut draws = Draws(case.seed);
     let boot = Duration(draws.next() % Duration::from_millis(10).nanos());
     let mut snd = Sender::new(&case.cfg, boot, 1500, case.seed).unwrap();
-    let mut sink = TcpSink::new(&case.cfg);
+    let mut sink = TcpSink::new(&case.cfg, 1500 - case.cfg.header_bytes);
     let (mut segs, mut acks): (Vec<Segment>, Vec<AckInfo>) = (vec![], vec![]);
     let (mut to_sink, mut to_sender) = (VecDeque::new(), VecDeque::new());
     let mut out = Outcome {
@@ -83,7 +83,11 @@ fn run(case: &Case) -> Outcome {
             out.sent.insert(s.seq);
             to_sink.push_back(s);
         }
-        to_sender.extend(acks.drain(..));
+        // The engine stamps each ACK with the receiver's clock (TSval).
+        to_sender.extend(acks.drain(..).map(|a| AckInfo {
+            tsval_ms: (now.0 / 1_000_000) as u32,
+            ..a
+        }));
         if snd.is_done() {
             out.done = true;
             break;

@@ -134,6 +134,10 @@ pub struct TcpConfig {
     /// ns-2's `window_` is 20, which silently caps every flow; aqmlab
     /// defaults to 10000 (effectively unlimited) and says so.
     pub rwnd_pkts: u32,
+    /// The Linux-style family's default (`rwnd = "auto"`): the sink
+    /// advertises Linux's autotuned window
+    /// ([`crate::transport::linux::rcvwnd`]) and `rwnd_pkts` is not used.
+    pub rwnd_auto: bool,
     /// Initial ssthresh; ns-2 sets it to the receiver window.
     pub initial_ssthresh_pkts: u32,
     /// Duplicate ACKs that trigger fast retransmit (1 gives the TED paper's
@@ -178,6 +182,7 @@ impl Default for TcpConfig {
             variant: Variant::NewReno,
             initial_window: 2,
             rwnd_pkts: 10_000,
+            rwnd_auto: false,
             initial_ssthresh_pkts: 10_000,
             dupack_threshold: 3,
             limited_transmit: true,
@@ -209,6 +214,7 @@ impl TcpConfig {
             delayed_ack: true,
             delack_interval: Duration::from_millis(40),
             rto: RtoConfig::LINUX,
+            rwnd_auto: true,
             ..TcpConfig::default()
         }
     }
@@ -222,7 +228,7 @@ impl TcpConfig {
         };
         crate::transport::linux::sender::LinuxParams {
             initial_window: self.initial_window,
-            rwnd: self.rwnd_pkts,
+            rwnd: if self.rwnd_auto { u32::MAX } else { self.rwnd_pkts },
             syn: self.syn,
             ecn: self.ecn,
             pacing: self.pacing,
@@ -269,7 +275,12 @@ pub const TCP: TableDecl = TableDecl {
             "2 (Linux-style: 10)",
             "packets in the first flight after the SYN's ACK",
         ),
-        Key::opt("rwnd", Ty::Pkts, "\"10000pkt\"", "the receiver window"),
+        Key::opt(
+            "rwnd",
+            Ty::AnyOf(&[Ty::Pkts, Ty::Choice(&["auto"])]),
+            "\"10000pkt\" (Linux-style: \"auto\")",
+            "the receiver window; \"auto\" (Linux-style only): Linux's, grown as data arrives",
+        ),
         Key::opt(
             "initial_ssthresh",
             Ty::Pkts,
@@ -426,11 +437,27 @@ impl TcpConfig {
             }
         }
         set_u32(cx, &mut t, "initial_window", &mut c.initial_window, 1);
-        if let Some(rwnd) = t.opt(cx, "rwnd", config::parse_pkts) {
+        // `None`: "auto".
+        let rwnd = t.opt(cx, "rwnd", |v| match v.as_str() {
+            Some("auto") if linux => Ok(None),
+            Some("auto") => Err(format!(
+                "\"auto\" applies only to the Linux-style variants (cubic, bbr, dctcp, prague, linux-reno); this group's variant is {:?}, give a number of packets",
+                c.variant.name()
+            )),
+            _ if linux => config::parse_pkts(v).map(Some).map_err(|_| {
+                format!(
+                    "expected \"auto\" or a whole number of packets, e.g. 20 or \"20pkt\", got {}",
+                    config::show(v)
+                )
+            }),
+            _ => config::parse_pkts(v).map(Some),
+        });
+        if let Some(Some(rwnd)) = rwnd {
             if rwnd == 0 {
                 cx.err(&t.key_path("rwnd"), "must be at least 1 packet");
             }
             c.rwnd_pkts = rwnd.max(1);
+            c.rwnd_auto = false;
             c.initial_ssthresh_pkts = c.rwnd_pkts;
         }
         if let Some(ss) = t.opt(cx, "initial_ssthresh", config::parse_pkts) {

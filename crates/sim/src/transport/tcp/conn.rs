@@ -242,7 +242,7 @@ impl TcpConn {
         let mss = cfg.header_bytes + payload.bytes(0);
         Ok(TcpConn {
             sender: Sender::new(cfg, boot_offset, mss, payload.seed)?,
-            sink: TcpSink::new(cfg),
+            sink: TcpSink::new(cfg, payload.bytes(0)),
             payload,
             header_bytes: cfg.header_bytes,
             first_data: u32::from(cfg.syn),

@@ -620,6 +620,7 @@ impl TcpSender {
             // so is packet 0 when ECN is taken as agreed.
             ect: self.params.ecn && (seq != 0 || !self.params.ecn_negotiate),
             ect1: false,
+            tsecr_ms: 0,
         });
         if self.rtx_deadline.is_none() || force {
             self.set_rtx_timer(now);
@@ -968,7 +969,7 @@ mod test {
     impl Net {
         fn new(cfg: &TcpConfig, w: u32, drop: &[u32]) -> Net {
             let flow = sender_with_window(cfg, w);
-            let mut sink = TcpSink::new(cfg);
+            let mut sink = TcpSink::new(cfg, 1000);
             let mut acks = vec![];
             for seq in 0..=w - 2 {
                 let d = DataInfo {

@@ -52,6 +52,7 @@ use aqmlab_qdisc::{Duration, Time};
 
 use super::config::TcpConfig;
 use super::wire::{AckInfo, DataInfo, Delivered};
+use crate::transport::linux::rcvwnd::{Arrival, ArrivalKind, RcvParams, RcvWindow};
 
 /// At most this many SACK blocks per ACK (ns-2 `maxSackBlocks_`).
 const MAX_SACK_BLOCKS: usize = 3;
@@ -100,10 +101,19 @@ pub struct TcpSink {
     /// The packet whose ACK is being delayed.
     held: Option<DataInfo>,
     delack_deadline: Option<Time>,
+    /// Packets held out of order (the sum of `out_of_order`'s runs).
+    ofo_pkts: u32,
+    /// The Linux-style family's receive window (`rwnd = "auto"`); ns-2's
+    /// sink advertises none.
+    rcv: Option<Box<RcvWindow>>,
+    /// When the SYN arrived.
+    syn_at: Option<Time>,
 }
 
 impl TcpSink {
-    pub fn new(cfg: &TcpConfig) -> TcpSink {
+    /// A sink for `cfg`'s connections, whose data packets carry
+    /// `mss_payload` bytes (what a Linux receiver's window counts).
+    pub fn new(cfg: &TcpConfig, mss_payload: u32) -> TcpSink {
         TcpSink {
             params: SinkParams {
                 delayed_ack: cfg.delayed_ack,
@@ -122,7 +132,16 @@ impl TcpSink {
             ce_count: 0,
             held: None,
             delack_deadline: None,
+            ofo_pkts: 0,
+            rcv: (cfg.variant.is_linux() && cfg.rwnd_auto)
+                .then(|| Box::new(RcvWindow::new(RcvParams::linux(mss_payload)))),
+            syn_at: None,
         }
+    }
+
+    /// The Linux-style receive window, if this sink keeps one.
+    pub fn receive_window(&self) -> Option<&RcvWindow> {
+        self.rcv.as_deref()
     }
 
     /// The out-of-order buffer, only to hand it between connections
@@ -142,6 +161,41 @@ impl TcpSink {
         if dup {
             self.stats.duplicates += 1;
         }
+        let first = u32::from(self.params.syn);
+        if self.rcv.is_some() {
+            if seg.syn {
+                self.syn_at = Some(now);
+            } else if seg.seq >= first {
+                let kind = match (dup, seg.seq < old_next) {
+                    (true, true) => ArrivalKind::Old,
+                    (true, false) => ArrivalKind::Duplicate,
+                    (false, _) if self.next > old_next => ArrivalKind::InOrder,
+                    (false, _) => ArrivalKind::OutOfOrder,
+                };
+                let ofo_end = self.out_of_order.last().map_or(self.next, |b| b.1);
+                let a = Arrival {
+                    tsecr_ms: seg.tsecr_ms,
+                    kind,
+                    rcv_nxt: u64::from(self.next.saturating_sub(first)),
+                    ofo_segs: u64::from(self.ofo_pkts),
+                    ofo_end: u64::from(ofo_end.saturating_sub(first)),
+                };
+                let syn_at = self.syn_at;
+                if let Some(rcv) = self.rcv.as_mut() {
+                    rcv.on_data(&a, now, syn_at);
+                }
+            }
+        }
+        let delivered = self.arrival_acks(seg, old_next, now, acks);
+        if let Some(rcv) = self.rcv.as_mut() {
+            // The application reads at once what arrived in order.
+            rcv.on_read(now);
+        }
+        delivered
+    }
+
+    /// The ACKs of an arrival; returns the packets it delivers in order.
+    fn arrival_acks(&mut self, seg: &DataInfo, old_next: u32, now: Time, acks: &mut Vec<AckInfo>) -> Delivered {
         let first_data = u32::from(self.params.syn);
         let from = old_next.max(first_data);
         let delivered = Delivered {
@@ -149,9 +203,11 @@ impl TcpSink {
             to: self.next.max(from),
         };
 
+        // A Linux receiver in quick-ACK mode ACKs every packet.
+        let quick = self.rcv.as_ref().is_some_and(|r| r.quick() > 0);
         if self.params.delayed_ack {
             let in_order_top = self.next > 0 && seg.seq == self.next - 1;
-            if self.delack_deadline.is_none() && in_order_top {
+            if self.delack_deadline.is_none() && in_order_top && !quick {
                 let fills_gap = i64::from(seg.seq) < self.maxseen;
                 let is_syn = seg.seq == 0;
                 if !fills_gap && !is_syn {
@@ -215,11 +271,13 @@ impl TcpSink {
             self.next += 1;
             // A run starting right after fills in behind.
             if blocks.first().is_some_and(|b| b.0 == self.next) {
+                self.ofo_pkts -= blocks[0].1 - blocks[0].0;
                 self.next = blocks[0].1;
                 blocks.remove(0);
             }
             return true;
         }
+        self.ofo_pkts += 1;
         let joins_left = i < blocks.len() && blocks[i].1 == seq;
         let joins_right_at = if joins_left { i + 1 } else { i };
         let joins_right = joins_right_at < blocks.len() && blocks[joins_right_at].0 == seq + 1;
@@ -263,6 +321,15 @@ impl TcpSink {
             ce_count: self.ce_count,
             ..AckInfo::default()
         };
+        if let Some(rcv) = self.rcv.as_mut() {
+            // The SYN's answer carries the first window unscaled; later
+            // ACKs what `tcp_select_window` says.
+            info.wnd_bytes = Some(if self.next <= u32::from(self.params.syn) {
+                rcv.syn_window()
+            } else {
+                rcv.select_window()
+            });
+        }
         if self.params.sack {
             self.fill_sack(pkt.seq, &mut info);
         }
@@ -324,7 +391,7 @@ mod test {
     impl Rx {
         fn new(cfg: &TcpConfig) -> Rx {
             Rx {
-                sink: TcpSink::new(cfg),
+                sink: TcpSink::new(cfg, 1000),
                 now: Time::ZERO,
                 acks: vec![],
             }
@@ -573,5 +640,37 @@ mod test {
         rx.pkt(ect(5));
         assert_eq!(rx.acked(), vec![Some(5)]);
         assert!(rx.acks[0].ece);
+    }
+
+    // The Linux-style family's receiver
+
+    #[test]
+    fn test_linux_sink_advertises_linuxs_window_and_acks_every_packet_while_it_opens() {
+        let cfg = TcpConfig::linux(Variant::Cubic);
+        let mut rx = Rx {
+            sink: TcpSink::new(&cfg, 1448),
+            now: Time::ZERO,
+            acks: vec![],
+        };
+        // The SYN's answer: 65160 B, 45 segments of 1448 B, unscaled.
+        rx.data(0);
+        assert_eq!(rx.acks[0].wnd_bytes, Some(65160));
+        // The first data, 100 ms later, is ACKed at once (a quick ACK)
+        // with the window rcvwnd.rs's trace computes: 67 x 1024 B.
+        rx.now = Time(100 * MS);
+        rx.data(1);
+        assert_eq!(rx.acked(), vec![Some(1)]);
+        assert_eq!(rx.acks[0].wnd_bytes, Some(68608));
+        // The next 15 too, though delayed ACKs are on: the 16 quick ACKs
+        // and the window's growth.
+        for seq in 2..=16 {
+            rx.now = Time((100 + u64::from(seq)) * MS);
+            rx.data(seq);
+            assert_eq!(rx.acked(), vec![Some(seq)], "packet {seq}");
+        }
+        // ns-2's sink advertises nothing.
+        let mut ns2 = Rx::new(&delack());
+        ns2.data(0);
+        assert_eq!(ns2.acks[0].wnd_bytes, None);
     }
 }

@@ -29,6 +29,9 @@ pub struct Segment {
     /// With `ect`: the codepoint is ECT(1), the L4S identifier, rather than
     /// ECT(0) (the Linux-style family's scalable senders).
     pub ect1: bool,
+    /// The Linux-style family's timestamp echo (TSecr): the `tsval_ms` of
+    /// the last ACK the sender heard. ns-2's agents leave it 0.
+    pub tsecr_ms: u32,
 }
 
 /// An acknowledgement, as the sink builds it and the sender reads it.
@@ -51,6 +54,13 @@ pub struct AckInfo {
     /// ns-2's agents ignore it; the Linux-style family's DCTCP and Prague
     /// read it. It travels in the ACK packet's otherwise unused `seq`.
     pub ce_count: u32,
+    /// The window the Linux-style family's sink advertises, bytes above
+    /// `ack` (Linux's scaled window field); `None` from ns-2's sink, whose
+    /// window is the sender's fixed `rwnd`.
+    pub wnd_bytes: Option<u32>,
+    /// The timestamp the ACK carries (TSval): the receiver's clock in
+    /// milliseconds when it sent the ACK, set by the engine.
+    pub tsval_ms: u32,
 }
 
 impl AckInfo {
@@ -78,6 +88,8 @@ pub struct DataInfo {
     /// Congestion Experienced, set by an AQM that marked the packet.
     pub ce: bool,
     pub cwr: bool,
+    /// The segment's timestamp echo ([`Segment::tsecr_ms`]).
+    pub tsecr_ms: u32,
 }
 
 impl DataInfo {
@@ -90,6 +102,7 @@ impl DataInfo {
             ect: seg.ect,
             ce: ce && seg.ect,
             cwr: seg.cwr,
+            tsecr_ms: seg.tsecr_ms,
         }
     }
 }

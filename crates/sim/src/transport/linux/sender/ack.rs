@@ -43,6 +43,12 @@ impl LinuxSender {
         if una_new > self.tcp.snd_nxt || una_new < prior_una {
             return;
         }
+        // `tcp_replace_ts_recent`: the receiver sends no data, so every
+        // ACK's timestamp is the one to echo.
+        self.ts_recent_ms = ack.tsval_ms;
+        if let Some(w) = ack.wnd_bytes {
+            self.update_window(w, una_new > prior_una);
+        }
         let established = self.established;
         self.refresh_in_flight();
         let prior_in_flight = self.tcp.in_flight;

@@ -605,3 +605,43 @@ fn test_bbr_enters_recovery_with_cwnd_in_flight_after_the_losses_plus_acked() {
     assert_eq!(s.linux_stats().marked_lost, 1);
     assert_eq!(s.cwnd(), 6.0);
 }
+
+#[test]
+fn test_the_advertised_window_holds_the_sender_to_whole_packets_and_never_narrows_on_a_duplicate() {
+    // Packets of 1500 - 40 = 1460 payload bytes. The SYN's answer offers
+    // 5 x 1460 + 1000 B: 5 whole packets, of the 10 cwnd allows.
+    let mut s = sender(LinuxParams::default());
+    let mut out = vec![];
+    s.app_data(None, ms(0), &mut out);
+    s.start(ms(0), &mut out);
+    out.clear();
+    let with_window = |a: AckInfo, w: u32| AckInfo {
+        wnd_bytes: Some(w),
+        ..a
+    };
+    s.on_ack(&with_window(ack(0), 5 * 1460 + 1000), ms(100), &mut out);
+    assert_eq!(seqs(&out), vec![1, 2, 3, 4, 5]);
+    // The ACK of 1 moves the window's edge by one packet: one new packet
+    // (cwnd would allow three).
+    out.clear();
+    s.on_ack(&with_window(ack(1), 5 * 1460), ms(200), &mut out);
+    assert_eq!(seqs(&out), vec![6]);
+    // A duplicate with a narrower window is not taken (tcp_may_update_window).
+    out.clear();
+    s.on_ack(&with_window(ack(1), 1460), ms(201), &mut out);
+    assert!(out.is_empty());
+    // One with a wider window is, and opens it.
+    s.on_ack(&with_window(ack(1), 7 * 1460), ms(202), &mut out);
+    assert_eq!(seqs(&out), vec![7, 8]);
+    // The packets echo the TSval of the last ACK.
+    out.clear();
+    s.on_ack(
+        &AckInfo {
+            tsval_ms: 4242,
+            ..with_window(ack(2), 7 * 1460)
+        },
+        ms(210),
+        &mut out,
+    );
+    assert!(!out.is_empty() && out.iter().all(|p| p.tsecr_ms == 4242));
+}

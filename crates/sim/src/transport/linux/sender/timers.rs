@@ -65,7 +65,7 @@ impl LinuxSender {
         if self.tlp_high_seq.is_none() {
             let nxt = self.tcp.snd_nxt;
             let mut sent = false;
-            if nxt < self.limit && nxt < self.tcp.snd_una + u64::from(self.params.rwnd) {
+            if nxt < self.limit && nxt < self.wnd_end() {
                 self.transmit_new(now, out);
                 self.tlp_retrans = false;
                 sent = true;
