@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from aqmlab.exceptions import AqmlabError
-from aqmlab.studies.framework import Study, StudyReport, _header, _shown, combine_verdicts, effect_verdict, range_verdict
+from aqmlab.studies.framework import (Study, StudyReport, _header, _shown, combine_verdicts, effect_verdict, range_verdict,
+                                     within_bounds)
 
 
 @pytest.mark.parametrize("value, column, shown", [
@@ -59,6 +60,18 @@ def test_range_verdicts_and_their_combination():
     assert combine_verdicts(["reproduced", "same direction, different size"]) == "same direction, different size"
     assert combine_verdicts(["reproduced", "inconclusive", "not reproduced"]) == "not reproduced"
     assert combine_verdicts(["reproduced", "reproduced"]) == "reproduced"
+
+
+def test_an_interval_reaching_past_what_the_metric_can_be_is_cut_there():
+    # Jain's index of 0.998 [0.995, 1.0001] from three runs: nothing above 1
+    # exists, so the claim "within [0.95, 1]" holds; a real shortfall still
+    # fails it.
+    jain = ci(0.998, 0.995, 1.0001)
+    assert range_verdict(jain, 0.95, 1.0) == "inconclusive"
+    assert range_verdict(within_bounds(jain, hi=1.0), 0.95, 1.0) == "reproduced"
+    assert within_bounds(jain, hi=1.0) == ci(0.998, 0.995, 1.0)
+    assert range_verdict(within_bounds(ci(0.96, 0.90, 1.02), hi=1.0), 0.95, 1.0) == "inconclusive"
+    assert within_bounds(ci(0.5, -0.2, 1.2), lo=0.0) == ci(0.5, 0.0, 1.2)
 
 
 def test_toml_value_writes_non_finite_numbers_only_when_asked():

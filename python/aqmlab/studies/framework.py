@@ -311,6 +311,14 @@ def range_verdict(m: dict[str, float], lo: float, hi: float) -> str:
     return "not reproduced" if m["ci95_high"] < lo or m["ci95_low"] > hi else "inconclusive"
 
 
+def within_bounds(m: dict[str, float], lo: float = -math.inf, hi: float = math.inf) -> dict[str, float]:
+    """`m` with its interval cut to the values the metric can take (Jain's
+    index is at most 1, a delay at least 0): the t-interval's part beyond
+    them is not evidence either way, and must not make a verdict
+    inconclusive."""
+    return {**m, "ci95_low": max(m["ci95_low"], lo), "ci95_high": min(m["ci95_high"], hi)}
+
+
 def combine_verdicts(verdicts: list[str]) -> str:
     """One verdict for a claim made of several: the weakest of them."""
     for v in ("not reproduced", "inconclusive", "same direction, different size", "not run at this scale"):

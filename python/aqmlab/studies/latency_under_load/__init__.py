@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from aqmlab.studies.framework import (Claims, Study, StudyReport, ci_columns, combine_verdicts, effect_verdict,
-                                     mean_ci, range_verdict, register, show_ci)
+                                     mean_ci, range_verdict, register, show_ci, within_bounds)
 
 CCS = [
     {"name": "cubic", "variant": "cubic", "comment": "CUBIC with HyStart, Linux's default."},
@@ -342,14 +342,14 @@ class LatencyUnderLoad(Study):
                        "RFC 8290 §1.3, 4.1: sparse flows are served first; Høiland-Jørgensen et al., IEEE "
                        "Commun. Lett. 2018, bound their delay by the packets of other new flows",
                        "; ".join(f"{n}: p99 {show_ci(m)} packet times" for n, m, _ in rows),
-                       combine_verdicts([range_verdict(m, 0.0, 3.0) for _, m, _ in rows]),
+                       combine_verdicts([range_verdict(within_bounds(m, lo=0.0), 0.0, 3.0) for _, m, _ in rows]),
                        "the 99th percentile of both probes' queueing over a 1500-byte packet's transmission "
                        "time, 95% interval within [0, 3]")
             rows = per_net(q, lambda g, rate: g["jain_cc"])
             claims.add(f"{q} shares the link equally among the congestion controls",
                        "RFC 8290 §1: flow queueing gives each flow an equal share, whatever its congestion control",
                        "; ".join(f"{n}: Jain {show_ci(m)}" for n, m, _ in rows),
-                       combine_verdicts([range_verdict(m, 0.95, 1.0) for _, m, _ in rows]),
+                       combine_verdicts([range_verdict(within_bounds(m, hi=1.0), 0.95, 1.0) for _, m, _ in rows]),
                        "Jain's index across the four congestion controls' per-flow goodputs, 95% interval within "
                        "[0.95, 1]")
         # BBR v1 in one queue with an AQM.
