@@ -19,22 +19,9 @@ fn f(v: &Value) -> f64 {
 
 /// A dumbbell with one sender host: access 1 Gb/s with `access_delay`,
 /// the bottleneck `rate` with `delay`, `qdisc` on it, and bulk groups of
-/// 1460 B payloads starting within the first second; seed 1.
-fn dumbbell(
-    rate: &str,
-    access_delay: &str,
-    delay: &str,
-    qdisc: Value,
-    groups: &[(&str, u64, Value)],
-    duration: &str,
-    warmup: &str,
-) -> Value {
-    dumbbell_seeded(1, rate, access_delay, delay, qdisc, groups, duration, warmup)
-}
-
-/// [`dumbbell`] with the seed given.
+/// 1460 B payloads starting within the first second; run with `seed`.
 #[allow(clippy::too_many_arguments)]
-fn dumbbell_seeded(
+fn dumbbell(
     seed: u64,
     rate: &str,
     access_delay: &str,
@@ -81,6 +68,7 @@ fn test_dctcp_holds_the_queue_at_its_marking_threshold_with_the_link_full() {
     let red = json!({ "kind": "red", "limit": "400pkt", "min_th": "20pkt", "max_th": "21pkt", "max_p": 1.0,
                       "w_q": 1.0, "ecn": true, "gentle": false, "ecn_above_max_th": "mark" });
     let s = dumbbell(
+        1,
         "10Mbps",
         "1ms",
         "9ms",
@@ -107,6 +95,7 @@ fn test_one_bbr_flow_keeps_little_queue_in_a_deep_buffer() {
     // round in eight, draining after: alone it fills the link with a queue
     // well under a BDP, even with a buffer of 30 BDPs.
     let s = dumbbell(
+        1,
         "10Mbps",
         "5ms",
         "15ms",
@@ -127,6 +116,7 @@ fn test_one_bbr_flow_keeps_little_queue_in_a_deep_buffer() {
 /// droptail buffer of `limit` packets.
 fn bbr_share(limit: u64) -> f64 {
     let s = dumbbell(
+        1,
         "10Mbps",
         "5ms",
         "15ms",
@@ -173,7 +163,7 @@ fn test_dualpi2_keeps_prague_near_one_millisecond_beside_cubic() {
     let base = 0.020 + 1500.0 * 8.0 / 1e9 + 1500.0 * 8.0 / 100e6;
     let (mut lq, mut cq, mut lr, mut cr) = (0.0, 0.0, 0.0, 0.0);
     for seed in 1..=4 {
-        let s = dumbbell_seeded(
+        let s = dumbbell(
             seed,
             "100Mbps",
             "5ms",
@@ -205,6 +195,7 @@ fn test_every_variant_of_the_family_repeats_bit_for_bit() {
         // Everything but the wall-clock time the run took.
         let one = || {
             let mut s = dumbbell(
+                1,
                 "10Mbps",
                 "5ms",
                 "15ms",

@@ -483,9 +483,8 @@ impl<'s> Sim<'s> {
                     n_sack: pkt.n_sack,
                     ce_count: pkt.seq,
                     wnd_bytes: (pkt.wnd_bytes != u32::MAX).then_some(pkt.wnd_bytes),
-                    // The receiver's millisecond clock when it sent the ACK
-                    // (Linux's TSval, wrapping as the option's 32 bits do).
-                    tsval_ms: (pkt.sent_at.0 / 1_000_000) as u32,
+                    // The receiver's clock when it sent the ACK (TSval).
+                    tsval_ms: crate::transport::linux::rcvwnd::ts_clock_ms(pkt.sent_at),
                 };
                 let mut segs = std::mem::take(&mut self.segments);
                 let t = self.tcp_mut(f);

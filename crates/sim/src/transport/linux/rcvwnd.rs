@@ -57,16 +57,21 @@
 //!   (`tcp_shrink_window` 0).
 //! * **Quick ACKs** (`icsk_ack.quick`): 16 at the first data (the window
 //!   over two segments, at most 16), 16 again after data below rcv_nxt or
-//!   after a silence longer than the receiver's RTO, and one more whenever
-//!   the window grows; each ACK sent spends one.
+//!   after a silence longer than the receiver's RTO, and at least one
+//!   whenever the window grows (`quick |= 1`); each ACK sent spends one,
+//!   and none are left while held data take half the buffer.
+//! * **The read** (`tcp_recvmsg`): the application reads what an arrival
+//!   put in order, measuring the round trip's reading after the first
+//!   segment's copy (the rest still queued); if the window it frees is
+//!   twice the one last offered, an ACK says so (`__tcp_cleanup_rbuf`).
 //!
 //! # Not modelled
 //!
 //! Memory pressure and pruning (the window keeps the data inside the
 //! buffer), `SO_RCVBUF` and `TCP_WINDOW_CLAMP`, the delayed-ACK timeout's
-//! adaptation (`ato`; the sink keeps its `delack_interval`), the ACK sent
-//! when a read doubles the window (`__tcp_cleanup_rbuf`), the quick ACKs
-//! after a CE mark, and SACK compression. The receiver's RTO, which only
+//! adaptation (`ato`; the sink keeps its `delack_interval`), the quick
+//! ACKs after a CE mark, SACK compression, and segments of varied sizes
+//! (every one counts as `advmss`, the group's first payload size). The receiver's RTO, which only
 //! decides when a silence restarts the quick ACKs, is Linux's after its
 //! one sample, the handshake: rtt + max(2 rtt, 200 ms).
 
@@ -131,6 +136,9 @@ pub struct Arrival {
     pub ofo_segs: u64,
     /// One past the highest segment held out of order (`rcv_nxt` if none).
     pub ofo_end: u64,
+    /// Out of order, it extended the highest run held (Linux coalesces it
+    /// into that run's buffer, charging it before the window grows).
+    pub extends_last: bool,
 }
 
 /// What an arriving segment was to the receiver.
@@ -163,6 +171,9 @@ struct RcvState {
     ofo_segs: u64,
     unread_segs: u64,
     ofo_span: u64,
+    /// The end of the last in-order arrival's own segment: what the
+    /// application's first copy of the read that follows reaches.
+    first_end: u64,
     /// `rcvq_space`: bytes read in the last measured round trip, and where
     /// and when the current one started.
     space: u64,
@@ -210,6 +221,7 @@ impl RcvWindow {
                 ofo_segs: 0,
                 unread_segs: 0,
                 ofo_span: 0,
+                first_end: 0,
                 space: 0,
                 space_seq: 0,
                 space_at: Time::ZERO,
@@ -257,10 +269,12 @@ impl RcvWindow {
         }
         // `tcp_rcv_rtt_measure_ts`, before the segment is queued: the
         // application has read everything, so a larger sample counts too.
-        if self.s.last_tsecr != Some(a.tsecr_ms) {
+        // A zero echo is none (the sender had heard nothing yet), as
+        // Linux's sender takes it.
+        if self.s.last_tsecr != Some(a.tsecr_ms) && a.tsecr_ms != 0 {
             self.s.last_tsecr = Some(a.tsecr_ms);
             if mss >= self.s.rcv_mss {
-                let delta_ms = ((now.0 / 1_000_000) as u32).wrapping_sub(a.tsecr_ms);
+                let delta_ms = ts_clock_ms(now).wrapping_sub(a.tsecr_ms);
                 if delta_ms > 0 && delta_ms < i32::MAX as u32 / 1000 {
                     self.rtt_update(u64::from(delta_ms) * 1000, false);
                 }
@@ -270,25 +284,34 @@ impl RcvWindow {
         debug_assert!(a.rcv_nxt * mss >= old_nxt && a.ofo_end >= a.rcv_nxt);
         match a.kind {
             ArrivalKind::InOrder => {
-                self.s.rcv_nxt = a.rcv_nxt * mss;
+                // `tcp_event_data_recv` runs before the held data follow
+                // (`tcp_ofo_queue`): rcv_nxt is the segment's own end for
+                // the window's RTT measure, and all of it is charged.
+                self.s.first_end = old_nxt + mss;
+                self.s.rcv_nxt = self.s.first_end;
                 self.s.unread_segs = a.rcv_nxt - old_nxt / mss;
                 self.s.ofo_segs = a.ofo_segs;
-                self.s.ofo_span = (a.ofo_end - a.rcv_nxt) * mss;
-                // `tcp_event_data_recv`: 16 quick ACKs at the first data
-                // and after a silence longer than the RTO.
                 self.measure_rcv_mss();
                 self.rtt_measure_window(now);
+                // 16 quick ACKs at the first data and after a silence
+                // longer than the RTO.
                 if self.s.last_rcv.is_none_or(|t| now - t > self.s.rto) {
                     self.incr_quickack(MAX_QUICKACKS);
                 }
                 self.s.last_rcv = Some(now);
-                self.grow_window();
+                // Linux grows the window for segments of 128 B or more.
+                if mss >= 128 {
+                    self.grow_window();
+                }
+                self.s.rcv_nxt = a.rcv_nxt * mss;
+                self.s.ofo_span = (a.ofo_end - a.rcv_nxt) * mss;
             }
             ArrivalKind::OutOfOrder => {
                 // `tcp_data_queue_ofo`: measured and grown before the
-                // segment is charged, then the buffer provisioned for the
-                // span.
-                self.s.ofo_segs = a.ofo_segs - 1;
+                // segment is charged, unless it joined the highest run
+                // (`tcp_ooo_try_coalesce` charges it first), then the
+                // buffer provisioned for the span.
+                self.s.ofo_segs = a.ofo_segs - u64::from(!a.extends_last);
                 self.measure_rcv_mss();
                 self.grow_window();
                 self.s.ofo_segs = a.ofo_segs;
@@ -317,23 +340,35 @@ impl RcvWindow {
         (new.min(u64::from(u16::MAX) << self.params.wscale())) as u32
     }
 
-    /// The application has read all in-order data (`tcp_recvmsg`, which
-    /// calls `tcp_rcv_space_adjust`).
-    pub fn on_read(&mut self, now: Time) {
+    /// The application has read the in-order data an arrival delivered
+    /// (`tcp_recvmsg`). Returns whether Linux would then send a window
+    /// update (`__tcp_cleanup_rbuf`: the window the read frees is at least
+    /// twice the one last advertised).
+    pub fn on_read(&mut self, now: Time) -> bool {
+        if self.s.unread_segs == 0 || !self.s.established {
+            return false;
+        }
         self.s.unread_segs = 0;
-        if !self.s.established {
-            return;
-        }
+        // `tcp_rcv_space_adjust` after the first segment's copy, with the
+        // rest of what the arrival released still queued (`inq`); later
+        // copies of the same read fall inside the round trip it starts.
         let elapsed_us = (now - self.s.space_at).0 / 1000;
-        if self.s.rtt_us8 == 0 || elapsed_us < self.s.rtt_us8 >> 3 {
-            return;
+        if self.s.rtt_us8 != 0 && elapsed_us >= self.s.rtt_us8 >> 3 {
+            let inq = self.s.rcv_nxt - self.s.first_end;
+            let copied = (self.s.first_end - self.s.space_seq).saturating_sub(inq);
+            if copied > self.s.space {
+                self.rcvbuf_grow(copied);
+            }
+            self.s.space_seq = self.s.first_end;
+            self.s.space_at = now;
         }
-        let copied = self.s.rcv_nxt - self.s.space_seq;
-        if copied > self.s.space {
-            self.rcvbuf_grow(copied);
+        let scale = 1u64 << self.params.wscale();
+        let cur = (self.s.rcv_wup + self.s.rcv_wnd).saturating_sub(self.s.rcv_nxt);
+        if 2 * cur > self.s.window_clamp {
+            return false;
         }
-        self.s.space_seq = self.s.rcv_nxt;
-        self.s.space_at = now;
+        let new = self.window_now(scale);
+        new != 0 && new >= 2 * cur
     }
 
     /// `tcp_init_buffer_space`, when the handshake ends.
@@ -449,6 +484,7 @@ impl RcvWindow {
         let mss = self.s.rcv_mss.min(full);
         let mut free = self.space_now();
         if free < (full / 2) as i64 {
+            self.s.quick = 0;
             free = free.div_euclid(scale as i64) * scale as i64;
             if free < (allowed / 16) as i64 || free < mss as i64 {
                 return 0;
@@ -470,6 +506,13 @@ impl RcvWindow {
     }
 }
 
+/// The TCP timestamp clock (TSval) at `t`: milliseconds, wrapping as the
+/// option's 32 bits do, started at 1 because a zero echo means none (Linux
+/// starts each connection's clock at a random offset).
+pub fn ts_clock_ms(t: Time) -> u32 {
+    ((t.0 / 1_000_000) as u32).wrapping_add(1)
+}
+
 /// `tcp_win_from_space`: buffer bytes as window bytes.
 fn win_from_space(ratio: u64, space: i64) -> i64 {
     (space * ratio as i64) >> 8
@@ -487,13 +530,16 @@ mod test {
         RcvWindow::new(RcvParams::linux(1448))
     }
 
-    fn in_order(n: u64, tsecr_ms: u32) -> Arrival {
+    /// Segment `n - 1` in order, echoing the TSval of an ACK sent at
+    /// `echo_ms`.
+    fn in_order(n: u64, echo_ms: u64) -> Arrival {
         Arrival {
-            tsecr_ms,
+            tsecr_ms: ts_clock_ms(Time(echo_ms * MS)),
             kind: ArrivalKind::InOrder,
             rcv_nxt: n,
             ofo_segs: 0,
             ofo_end: n,
+            extends_last: false,
         }
     }
 
@@ -579,11 +625,13 @@ mod test {
         // Segment 1 is lost; 2, 3, ... arrive and wait above the hole.
         for m in 1..=36u64 {
             let a = Arrival {
-                tsecr_ms: 0,
+                tsecr_ms: ts_clock_ms(Time::ZERO),
                 kind: ArrivalKind::OutOfOrder,
                 rcv_nxt: 1,
                 ofo_segs: m,
                 ofo_end: m + 2,
+                // The first starts the run above the hole; the rest join it.
+                extends_last: m > 1,
             };
             r.on_data(&a, Time((100 + m) * MS), SYN_AT);
             let new_edge = 1448 + u64::from(r.select_window());
@@ -603,6 +651,26 @@ mod test {
         }
         assert_eq!(r.rcvbuf(), 133_729);
         assert_eq!(r.window_clamp(), 133_729 * 158 / 256);
+        // Held data take more than half the buffer: no quick ACKs (the
+        // window's selection clears them).
+        assert_eq!(r.quick(), 0);
+        // Segment 1 fills the hole: 38 in order, the 37 after segment 0
+        // unread when the ACK leaves, which offers what is left, (133729 -
+        // 37 x 2340) x 158 / 256 = 29099, below half the buffer so rounded
+        // down, to 28672 B; the read that follows frees the buffer, and a
+        // window of twice that or more is worth an ACK of its own
+        // (`__tcp_cleanup_rbuf`).
+        let fill = Arrival {
+            kind: ArrivalKind::InOrder,
+            ..in_order(38, 0)
+        };
+        r.on_data(&fill, Time(140 * MS), SYN_AT);
+        assert_eq!(r.select_window(), 28672);
+        assert!(r.on_read(Time(140 * MS)));
+        // An ordinary arrival's read does not.
+        r.on_data(&in_order(39, 0), Time(141 * MS), SYN_AT);
+        r.select_window();
+        assert!(!r.on_read(Time(141 * MS)));
     }
 
     #[test]

@@ -54,9 +54,12 @@
 //! * **The receiver's window** (`tcp_ack_update_window`,
 //!   `tcp_snd_wnd_test`): the window each ACK advertises
 //!   ([`super::rcvwnd`]) is taken when the ACK advances snd_una or widens
-//!   it, and a packet goes out only if all of it fits; with `rwnd = N` the
-//!   window is N packets. Every packet echoes the timestamp of the last ACK
-//!   (TSecr), from which the receiver times its round trip.
+//!   it, or closes it, and a packet goes out only if all of it fits; with
+//!   `rwnd = N` the window is N packets. With data waiting, nothing out
+//!   and no whole packet allowed, a zero-window probe (a header with an
+//!   acknowledged sequence number) goes out an RTO later, backed off
+//!   (`tcp_probe_timer`). Every packet echoes the timestamp of the last
+//!   ACK (TSecr), from which the receiver times its round trip.
 //! * **Pacing** (`tcp_wstamp_ns`): when the congestion control needs it
 //!   (BBR) or `pacing = true`, each packet after the first 10 waits
 //!   size / pacing rate after the one before. Without a congestion control
@@ -68,9 +71,7 @@
 //! Undo of spurious reductions (it needs D-SACK, or timestamps on this
 //! side: the packets echo the receiver's, for its window, but the sender
 //! keeps none of its own), F-RTO, TSO and GSO (one packet per send),
-//! TCP small queues, Nagle, zero-window probes (the receiver's window
-//! never closes: its application reads at once), and the pacing credit
-//! for late timers. The RTT sample is
+//! TCP small queues, Nagle, and the pacing credit for late timers. The RTT sample is
 //! taken as without timestamps: from the oldest packet never retransmitted
 //! that an ACK acknowledges cumulatively, unless it also acknowledges one
 //! ever retransmitted (Karn), else from the oldest newly SACKed one.
@@ -186,6 +187,8 @@ enum XmitTimer {
     Rto,
     Reorder,
     Probe,
+    /// The zero-window probe (`ICSK_TIME_PROBE0`).
+    ZeroWindow,
 }
 
 /// RACK's state (`tp->rack`).
@@ -255,6 +258,9 @@ pub struct LinuxSender {
     snd_wnd: Option<u64>,
     /// The usable window in whole packets: min(`rwnd`, snd_wnd / payload).
     wnd_pkts: u64,
+    /// Zero-window probes sent since the window last let a packet out
+    /// (`icsk_probes_out`).
+    zero_window_probes: u32,
     /// The next new packet carries CWR.
     cwr_pending: bool,
     /// The lowest sequence number that may need retransmitting.
@@ -332,6 +338,7 @@ impl LinuxSender {
             ts_recent_ms: 0,
             snd_wnd: None,
             wnd_pkts: u64::from(params.rwnd),
+            zero_window_probes: 0,
             cwr_pending: false,
             rtx_hint: 0,
             max_packets_out: 0,
@@ -434,6 +441,7 @@ impl LinuxSender {
                     }
                     XmitTimer::Reorder => self.reorder_timeout(now, out),
                     XmitTimer::Probe => self.send_loss_probe(now, out),
+                    XmitTimer::ZeroWindow => self.send_zero_window_probe(now, out),
                 }
             }
         }
@@ -526,20 +534,6 @@ impl LinuxSender {
     /// (`tcp_wnd_end`).
     fn wnd_end(&self) -> u64 {
         self.tcp.snd_una + self.wnd_pkts
-    }
-
-    /// An acceptable ACK's window (`tcp_ack_update_window`): taken if the
-    /// ACK advances snd_una or widens the window (the receiver sends no
-    /// data, so no other update is possible). A packet is let out only if
-    /// all of it fits (`tcp_snd_wnd_test`), so the window counts in whole
-    /// packets of the connection's payload.
-    fn update_window(&mut self, wnd_bytes: u32, advanced: bool) {
-        let wnd = u64::from(wnd_bytes);
-        if advanced || self.snd_wnd.is_none_or(|w| wnd > w) {
-            self.snd_wnd = Some(wnd);
-            let payload = u64::from(self.params.mss.saturating_sub(self.params.header).max(1));
-            self.wnd_pkts = (wnd / payload).min(u64::from(self.params.rwnd));
-        }
     }
 
     pub fn congestion_control(&self) -> &Cc {
@@ -699,10 +693,14 @@ impl LinuxSender {
             self.cwnd_limited_now = true;
         }
         if sent_new {
-            if prior_out == 0 || self.xmit.is_some_and(|(k, _)| k == XmitTimer::Probe) {
+            self.zero_window_probes = 0;
+            if prior_out == 0 || self.xmit.is_some_and(|(k, _)| matches!(k, XmitTimer::Probe | XmitTimer::ZeroWindow)) {
                 self.rearm_rto(now);
             }
             self.schedule_loss_probe(now, false);
+        }
+        if new_data {
+            self.check_probe_timer(now);
         }
         // Linux validates cwnd only after sending something, in
         // `tcp_write_xmit`.
@@ -791,6 +789,7 @@ impl LinuxSender {
             ect: ect.is_some(),
             ect1: ect == Some(Ecn::Ect1),
             tsecr_ms: self.ts_recent_ms,
+            probe: false,
         });
         if !syn {
             self.paced_send(now);
@@ -850,6 +849,7 @@ impl LinuxSender {
             ect: ect.is_some(),
             ect1: ect == Some(Ecn::Ect1),
             tsecr_ms: self.ts_recent_ms,
+            probe: false,
         });
         if !syn {
             self.paced_send(now);

@@ -18,6 +18,7 @@ use proptest::prelude::*;
 
 use super::conn::Sender;
 use super::{AckInfo, DataInfo, EcnAtCwnd1, RtoConfig, Segment, TcpConfig, TcpSenderStats, TcpSink, Variant};
+use crate::transport::linux::rcvwnd::RcvParams;
 
 // Constants
 
@@ -51,6 +52,8 @@ struct Case {
     drop_pct: u32,
     ce_pct: u32,
     seed: u64,
+    /// The Linux-style receiver's largest buffer, if not Linux's 32 MiB.
+    rmem_max: Option<u32>,
 }
 
 struct Outcome {
@@ -65,7 +68,17 @@ fn run(case: &Case) -> Outcome {
     let mut draws = Draws(case.seed);
     let boot = Duration(draws.next() % Duration::from_millis(10).nanos());
     let mut snd = Sender::new(&case.cfg, boot, 1500, case.seed).unwrap();
-    let mut sink = TcpSink::new(&case.cfg, 1500 - case.cfg.header_bytes);
+    let mss = 1500 - case.cfg.header_bytes;
+    let mut sink = match case.rmem_max {
+        Some(rmem_max) => TcpSink::with_receive_window(
+            &case.cfg,
+            RcvParams {
+                rmem_max,
+                ..RcvParams::linux(mss)
+            },
+        ),
+        None => TcpSink::new(&case.cfg, mss),
+    };
     let (mut segs, mut acks): (Vec<Segment>, Vec<AckInfo>) = (vec![], vec![]);
     let (mut to_sink, mut to_sender) = (VecDeque::new(), VecDeque::new());
     let mut out = Outcome {
@@ -85,7 +98,7 @@ fn run(case: &Case) -> Outcome {
         }
         // The engine stamps each ACK with the receiver's clock (TSval).
         to_sender.extend(acks.drain(..).map(|a| AckInfo {
-            tsval_ms: (now.0 / 1_000_000) as u32,
+            tsval_ms: crate::transport::linux::rcvwnd::ts_clock_ms(now),
             ..a
         }));
         if snd.is_done() {
@@ -176,6 +189,7 @@ fn case() -> impl Strategy<Value = Case> {
                 drop_pct,
                 ce_pct: if ecn { ce_pct } else { 0 },
                 seed,
+                rmem_max: None,
             },
         )
 }
@@ -211,6 +225,7 @@ fn linux_case() -> impl Strategy<Value = Case> {
                     drop_pct,
                     ce_pct,
                     seed,
+                    rmem_max: None,
                 }
             },
         )
@@ -244,6 +259,22 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Long transfers through a receiver whose buffer cannot grow past
+    /// Linux's first 128 KB: the window, not cwnd, limits them, and after a
+    /// loss the held data fill the buffer until the window offered is no
+    /// whole packet. The read that follows must reopen it (Linux's window
+    /// update, or the sender's zero-window probe).
+    #[test]
+    fn prop_linux_transfer_through_a_full_receive_buffer_completes(
+        case in linux_case().prop_map(|c| Case { npkts: 600 + c.npkts * 5, rmem_max: Some(131_072), ..c })
+    ) {
+        check_transfer(&case)?;
+    }
+}
+
 #[test]
 fn test_every_variant_lossless_transfer_completes_without_retransmission() {
     for variant in [Variant::Reno, Variant::NewReno, Variant::Sack] {
@@ -256,6 +287,7 @@ fn test_every_variant_lossless_transfer_completes_without_retransmission() {
             drop_pct: 0,
             ce_pct: 0,
             seed: 7,
+            rmem_max: None,
         };
         let out = run(&case);
         assert!(out.done, "{variant:?}");

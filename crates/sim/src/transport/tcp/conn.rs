@@ -261,7 +261,7 @@ impl TcpConn {
 
     /// Bytes on the wire of a segment.
     pub fn wire_bytes(&self, seg: &Segment) -> u32 {
-        if seg.syn {
+        if seg.syn || seg.probe {
             self.header_bytes
         } else {
             self.header_bytes + self.payload.bytes(seg.seq - self.first_data)

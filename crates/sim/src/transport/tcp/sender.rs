@@ -621,6 +621,7 @@ impl TcpSender {
             ect: self.params.ecn && (seq != 0 || !self.params.ecn_negotiate),
             ect1: false,
             tsecr_ms: 0,
+            probe: false,
         });
         if self.rtx_deadline.is_none() || force {
             self.set_rtx_timer(now);

@@ -139,6 +139,15 @@ impl TcpSink {
         }
     }
 
+    /// A sink whose Linux-style window has `params` (for tests of other
+    /// buffer sizes).
+    #[cfg(test)]
+    pub(crate) fn with_receive_window(cfg: &TcpConfig, params: RcvParams) -> TcpSink {
+        let mut sink = TcpSink::new(cfg, params.advmss);
+        sink.rcv = Some(Box::new(RcvWindow::new(params)));
+        sink
+    }
+
     /// The Linux-style receive window, if this sink keeps one.
     pub fn receive_window(&self) -> Option<&RcvWindow> {
         self.rcv.as_deref()
@@ -172,13 +181,16 @@ impl TcpSink {
                     (false, _) if self.next > old_next => ArrivalKind::InOrder,
                     (false, _) => ArrivalKind::OutOfOrder,
                 };
-                let ofo_end = self.out_of_order.last().map_or(self.next, |b| b.1);
+                let last = self.out_of_order.last().copied();
+                let ofo_end = last.map_or(self.next, |b| b.1);
                 let a = Arrival {
                     tsecr_ms: seg.tsecr_ms,
                     kind,
                     rcv_nxt: u64::from(self.next.saturating_sub(first)),
                     ofo_segs: u64::from(self.ofo_pkts),
                     ofo_end: u64::from(ofo_end.saturating_sub(first)),
+                    extends_last: kind == ArrivalKind::OutOfOrder
+                        && last.is_some_and(|b| b.0 < seg.seq && b.1 == seg.seq + 1),
                 };
                 let syn_at = self.syn_at;
                 if let Some(rcv) = self.rcv.as_mut() {
@@ -187,9 +199,13 @@ impl TcpSink {
             }
         }
         let delivered = self.arrival_acks(seg, old_next, now, acks);
-        if let Some(rcv) = self.rcv.as_mut() {
-            // The application reads at once what arrived in order.
-            rcv.on_read(now);
+        // The application reads at once what arrived in order; if that
+        // frees enough of the buffer, Linux says so in an ACK of its own,
+        // which also answers a delayed one.
+        if self.rcv.as_mut().is_some_and(|r| r.on_read(now)) {
+            self.delack_deadline = None;
+            let held = self.held.take();
+            self.ack(seg, held.as_ref(), acks);
         }
         delivered
     }
@@ -324,11 +340,7 @@ impl TcpSink {
         if let Some(rcv) = self.rcv.as_mut() {
             // The SYN's answer carries the first window unscaled; later
             // ACKs what `tcp_select_window` says.
-            info.wnd_bytes = Some(if self.next <= u32::from(self.params.syn) {
-                rcv.syn_window()
-            } else {
-                rcv.select_window()
-            });
+            info.wnd_bytes = Some(if pkt.syn { rcv.syn_window() } else { rcv.select_window() });
         }
         if self.params.sack {
             self.fill_sack(pkt.seq, &mut info);
@@ -672,5 +684,63 @@ mod test {
         let mut ns2 = Rx::new(&delack());
         ns2.data(0);
         assert_eq!(ns2.acks[0].wnd_bytes, None);
+    }
+
+    fn linux_rx() -> Rx {
+        Rx {
+            sink: TcpSink::new(&TcpConfig::linux(Variant::Cubic), 1448),
+            now: Time::ZERO,
+            acks: vec![],
+        }
+    }
+
+    #[test]
+    fn test_linux_sink_acks_a_hole_before_packet_1_with_its_current_window() {
+        let mut rx = linux_rx();
+        rx.data(0);
+        // Packet 1 lost, 2 arrives 100 ms after the SYN: held out of order,
+        // ACKed at once. rcvwnd's arithmetic: the ratio measured (clamp
+        // 80896), rcv_ssthresh 65160 + 2896 = 68056 (the segment not yet
+        // charged), the free space (131072 - 2340) x 158 / 256 = 79451,
+        // so min(79451, 68056) rounded up to 1024 B: 68608, not the SYN's
+        // 65160.
+        rx.now = Time(100 * MS);
+        rx.data(2);
+        assert_eq!(rx.acked(), vec![Some(0)]);
+        assert_eq!(rx.acks[0].wnd_bytes, Some(68608));
+    }
+
+    #[test]
+    fn test_linux_sink_returns_to_quick_acks_after_old_data() {
+        let mut rx = linux_rx();
+        rx.data(0);
+        // In order until the quick ACKs are spent and one is delayed.
+        let mut seq = 1;
+        loop {
+            rx.now = Time((100 + u64::from(seq)) * MS);
+            rx.data(seq);
+            if rx.acks.is_empty() {
+                break;
+            }
+            seq += 1;
+            assert!(seq < 40, "still ACKing every packet");
+        }
+        assert!(seq > 16, "delayed at {seq}, within the first 16 quick ACKs");
+        rx.fire();
+        // A copy of packet 1 (a spurious retransmission): ACKed, and the
+        // next in-order packet too, at once (16 quick ACKs again).
+        rx.data(1);
+        assert_eq!(rx.acked(), vec![Some(seq)]);
+        rx.data(seq + 1);
+        assert_eq!(rx.acked(), vec![Some(seq + 1)]);
+        // ns-2's sink would have held it.
+        let mut ns2 = Rx::new(&delack());
+        for p in 0..=3 {
+            ns2.data(p);
+        }
+        ns2.fire();
+        ns2.data(1);
+        ns2.data(4);
+        assert!(ns2.acks.is_empty());
     }
 }

@@ -32,6 +32,10 @@ pub struct Segment {
     /// The Linux-style family's timestamp echo (TSecr): the `tsval_ms` of
     /// the last ACK the sender heard. ns-2's agents leave it 0.
     pub tsecr_ms: u32,
+    /// A zero-window probe (`tcp_xmit_probe_skb`): the header alone, with
+    /// the sequence number of data already acknowledged, so the receiver
+    /// answers with its window.
+    pub probe: bool,
 }
 
 /// An acknowledgement, as the sink builds it and the sender reads it.

@@ -196,8 +196,23 @@ impl LinuxSender {
         }
         self.tcp.cwnd = self.tcp.cwnd.max(1);
         self.push(now, out);
-        if self.packets_out() == 0 {
+        if self.packets_out() == 0 && self.xmit.is_some_and(|(k, _)| k != XmitTimer::ZeroWindow) {
             self.xmit = None;
+        }
+        self.check_probe_timer(now);
+    }
+
+    /// An acceptable ACK's window (`tcp_ack_update_window`): taken if the
+    /// ACK advances snd_una, widens the window or closes it (the receiver
+    /// sends no data, so no other update is possible). A packet is let out only if
+    /// all of it fits (`tcp_snd_wnd_test`), so the window counts in whole
+    /// packets of the connection's payload.
+    pub(super) fn update_window(&mut self, wnd_bytes: u32, advanced: bool) {
+        let wnd = u64::from(wnd_bytes);
+        if advanced || wnd == 0 || self.snd_wnd.is_none_or(|w| wnd > w) {
+            self.snd_wnd = Some(wnd);
+            let payload = u64::from(self.params.mss.saturating_sub(self.params.header).max(1));
+            self.wnd_pkts = (wnd / payload).min(u64::from(self.params.rwnd));
         }
     }
 

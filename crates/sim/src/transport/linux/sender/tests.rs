@@ -622,7 +622,7 @@ fn test_the_advertised_window_holds_the_sender_to_whole_packets_and_never_narrow
     s.on_ack(&with_window(ack(0), 5 * 1460 + 1000), ms(100), &mut out);
     assert_eq!(seqs(&out), vec![1, 2, 3, 4, 5]);
     // The ACK of 1 moves the window's edge by one packet: one new packet
-    // (cwnd would allow three).
+    // (cwnd, 11 with 4 in flight, would allow seven).
     out.clear();
     s.on_ack(&with_window(ack(1), 5 * 1460), ms(200), &mut out);
     assert_eq!(seqs(&out), vec![6]);
@@ -644,4 +644,39 @@ fn test_the_advertised_window_holds_the_sender_to_whole_packets_and_never_narrow
         &mut out,
     );
     assert!(!out.is_empty() && out.iter().all(|p| p.tsecr_ms == 4242));
+}
+
+#[test]
+fn test_a_closed_window_with_nothing_out_is_probed_at_the_rto_backed_off() {
+    // Everything acknowledged at 200 ms with a window of no whole packet:
+    // nothing may go out, so the zero-window probe is armed an RTO later.
+    let mut s = established(LinuxParams::default());
+    let mut out = vec![];
+    let closed = AckInfo {
+        wnd_bytes: Some(1024),
+        ..ack(10)
+    };
+    s.on_ack(&closed, ms(200), &mut out);
+    assert!(out.is_empty());
+    let rto = s.rto();
+    let first = ms(200) + rto;
+    assert_eq!(s.timer_deadline(), Some(first));
+    // The probe: a header with the last acknowledged sequence number, 10.
+    s.on_timer(first, &mut out);
+    assert_eq!(out.len(), 1);
+    assert!(out[0].probe && out[0].seq == 10 && !out[0].syn);
+    // Its answer still closed: the next probe two RTOs later.
+    out.clear();
+    assert_eq!(s.timer_deadline(), Some(first + rto + rto));
+    // A window of three packets opens it: 11, 12, 13 go out at once.
+    s.on_ack(
+        &AckInfo {
+            wnd_bytes: Some(3 * 1460),
+            ..ack(10)
+        },
+        first + Duration::from_millis(1),
+        &mut out,
+    );
+    assert_eq!(seqs(&out), vec![11, 12, 13]);
+    assert!(out.iter().all(|p| !p.probe));
 }

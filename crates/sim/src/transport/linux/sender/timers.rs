@@ -181,4 +181,49 @@ impl LinuxSender {
             self.rearm_rto(now);
         }
     }
+
+    /// `tcp_check_probe_timer`: data waits, nothing is out, and the
+    /// receiver's window holds no whole packet; arms the probe unless a
+    /// timer is armed.
+    pub(super) fn check_probe_timer(&mut self, now: Time) {
+        if self.established
+            && self.xmit.is_none()
+            && self.packets_out() == 0
+            && self.tcp.snd_nxt < self.limit
+            && self.tcp.snd_nxt >= self.wnd_end()
+        {
+            self.arm_zero_window_probe(now);
+        }
+    }
+
+    /// `tcp_reset_xmit_timer(ICSK_TIME_PROBE0)`: the RTO (at least
+    /// `rto_min`), doubled per probe already sent, at most the largest RTO.
+    pub(super) fn arm_zero_window_probe(&mut self, now: Time) {
+        let base = self.rtt.rto().max(self.rtt.min_rto()).nanos();
+        let when = base.saturating_mul(1u64 << self.zero_window_probes.min(20));
+        let when = Duration::from_nanos(when).min(self.params.rto.max);
+        self.xmit = Some((XmitTimer::ZeroWindow, now + when));
+    }
+
+    /// `tcp_probe_timer` and `tcp_xmit_probe_skb`: a header with the last
+    /// acknowledged sequence number, which the receiver answers with its
+    /// window, then the timer again, backed off.
+    pub(super) fn send_zero_window_probe(&mut self, now: Time, out: &mut Vec<Segment>) {
+        self.xmit = None;
+        if self.packets_out() > 0 || self.tcp.snd_nxt >= self.limit || self.tcp.snd_nxt < self.wnd_end() {
+            self.zero_window_probes = 0;
+            self.push(now, out);
+            return;
+        }
+        if let Some(seq) = self.tcp.snd_una.checked_sub(1) {
+            out.push(Segment {
+                seq: seq as u32,
+                tsecr_ms: self.ts_recent_ms,
+                probe: true,
+                ..Segment::default()
+            });
+        }
+        self.zero_window_probes += 1;
+        self.arm_zero_window_probe(now);
+    }
 }
