@@ -60,6 +60,12 @@
 //!   after a silence longer than the receiver's RTO, and at least one
 //!   whenever the window grows (`quick |= 1`); each ACK sent spends one,
 //!   and none are left while held data take half the buffer.
+//! * **The delayed-ACK timeout** (`icsk_ack.ato`): 40 ms (`TCP_ATO_MIN`,
+//!   the sink's `delack_interval`) at the first data; halved plus the
+//!   gap at each in-order arrival closer than it (plus half the minimum
+//!   for arrivals within that), doubled whenever the timer fires, at most
+//!   the RTO; the wait is that, bounded by the receiver's srtt and 500 ms
+//!   once above the minimum, and by 196 ms (`tcp_delack_max` at HZ 250).
 //! * **The read** (`tcp_recvmsg`): the application reads what an arrival
 //!   put in order, measuring the round trip's reading after the first
 //!   segment's copy (the rest still queued); if the window it frees is
@@ -68,9 +74,8 @@
 //! # Not modelled
 //!
 //! Memory pressure and pruning (the window keeps the data inside the
-//! buffer), `SO_RCVBUF` and `TCP_WINDOW_CLAMP`, the delayed-ACK timeout's
-//! adaptation (`ato`; the sink keeps its `delack_interval`), the quick
-//! ACKs after a CE mark, SACK compression, and segments of varied sizes
+//! buffer), `SO_RCVBUF` and `TCP_WINDOW_CLAMP`, pingpong (interactive)
+//! mode, jiffies (times are exact), the quick ACKs after a CE mark, SACK compression, and segments of varied sizes
 //! (every one counts as `advmss`, the group's first payload size). The receiver's RTO, which only
 //! decides when a silence restarts the quick ACKs, is Linux's after its
 //! one sample, the handshake: rtt + max(2 rtt, 200 ms).
@@ -94,6 +99,11 @@ const INITIAL_RCV_MSS: u64 = 536;
 const INIT_CWND: u64 = 10;
 /// Linux's smallest RTO, for the receiver's own.
 const RTO_MIN: Duration = Duration::from_millis(200);
+/// The longest a delayed ACK waits unless an RTT bounds it (`HZ / 2`).
+const ATO_MAX: Duration = Duration::from_millis(500);
+/// `tcp_delack_max`: `rto_min` less one jiffy, 196 ms at the emulation
+/// kernel's HZ of 250.
+const DELACK_MAX: Duration = Duration::from_millis(196);
 
 /// What a receiver is configured with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,6 +114,8 @@ pub struct RcvParams {
     pub truesize: u32,
     pub rmem_default: u32,
     pub rmem_max: u32,
+    /// The delayed-ACK timeout's floor (`TCP_ATO_MIN`, 40 ms).
+    pub ato_min: Duration,
 }
 
 impl RcvParams {
@@ -114,6 +126,7 @@ impl RcvParams {
             truesize: TRUESIZE_BYTES.max(advmss),
             rmem_default: RMEM_DEFAULT_BYTES,
             rmem_max: RMEM_MAX_BYTES,
+            ato_min: Duration::from_millis(40),
         }
     }
 
@@ -185,9 +198,15 @@ struct RcvState {
     last_tsecr: Option<u32>,
     rtt_mark: Option<(u64, Time)>,
     quick: u32,
-    /// The last in-order data arrival (`lrcvtime`), and the receiver's RTO.
+    /// The last in-order data arrival (`lrcvtime`), the receiver's RTO
+    /// and its smoothed RTT (the handshake's sample, its only one).
     last_rcv: Option<Time>,
     rto: Duration,
+    srtt: Option<Duration>,
+    /// The delayed-ACK timeout's estimate (`icsk_ack.ato`), from
+    /// `ato_min` (`TCP_ATO_MIN`, the sink's `delack_interval`).
+    ato: Duration,
+    ato_min: Duration,
 }
 
 /// A Linux receiver's window.
@@ -231,6 +250,9 @@ impl RcvWindow {
                 quick: 0,
                 last_rcv: None,
                 rto: Duration::from_secs(1),
+                srtt: None,
+                ato: Duration::ZERO,
+                ato_min: params.ato_min,
             },
         }
     }
@@ -243,6 +265,27 @@ impl RcvWindow {
     /// ACKs still to be sent at once.
     pub fn quick(&self) -> u32 {
         self.s.quick
+    }
+
+    /// How long a delayed ACK waits now (`tcp_send_delayed_ack`): the
+    /// estimate, above `ato_min` bounded by the RTT and 500 ms, and by
+    /// `tcp_delack_max`.
+    pub fn delack_timeout(&self) -> Duration {
+        let mut ato = self.s.ato.max(self.s.ato_min);
+        if ato > self.s.ato_min {
+            let mut max_ato = ATO_MAX;
+            if let Some(srtt) = self.s.srtt {
+                max_ato = max_ato.min(srtt.max(self.s.ato_min));
+            }
+            ato = ato.min(max_ato);
+        }
+        ato.min(DELACK_MAX)
+    }
+
+    /// The delayed-ACK timer fired with an ACK owed: the next wait is
+    /// longer (`tcp_delack_timer_handler`).
+    pub fn on_delack_timer(&mut self) {
+        self.s.ato = Duration::from_nanos(self.s.ato.nanos().saturating_mul(2)).min(self.s.rto);
     }
 
     /// The buffer's size now (`sk_rcvbuf`).
@@ -295,8 +338,23 @@ impl RcvWindow {
                 self.rtt_measure_window(now);
                 // 16 quick ACKs at the first data and after a silence
                 // longer than the RTO.
-                if self.s.last_rcv.is_none_or(|t| now - t > self.s.rto) {
-                    self.incr_quickack(MAX_QUICKACKS);
+                // and the delayed-ACK timeout follows the arrivals' spacing.
+                let ato_min = self.s.ato_min;
+                match self.s.last_rcv {
+                    None => {
+                        self.incr_quickack(MAX_QUICKACKS);
+                        self.s.ato = ato_min;
+                    }
+                    Some(t) => {
+                        let m = now - t;
+                        if m.nanos() <= ato_min.nanos() / 2 {
+                            self.s.ato = Duration::from_nanos(self.s.ato.nanos() / 2 + ato_min.nanos() / 2);
+                        } else if m < self.s.ato {
+                            self.s.ato = (Duration::from_nanos(self.s.ato.nanos() / 2) + m).min(self.s.rto);
+                        } else if m > self.s.rto {
+                            self.incr_quickack(MAX_QUICKACKS);
+                        }
+                    }
                 }
                 self.s.last_rcv = Some(now);
                 // Linux grows the window for segments of 128 B or more.
@@ -391,6 +449,7 @@ impl RcvWindow {
         if let Some(at) = syn_at {
             let m = now - at;
             self.s.rto = m + (m + m).max(RTO_MIN);
+            self.s.srtt = Some(m);
         }
     }
 
@@ -714,5 +773,34 @@ mod test {
         };
         r.on_data(&old, Time(701 * MS), SYN_AT);
         assert_eq!(r.quick(), 16);
+    }
+
+    #[test]
+    fn test_the_delayed_ack_timeout_doubles_when_it_fires_and_follows_the_arrivals() {
+        let mut r = rx();
+        let ms = Duration::from_millis;
+        // The first data at 100 ms: ato = TCP_ATO_MIN, 40 ms; the
+        // handshake's 100 ms is the receiver's srtt, its RTO 300 ms.
+        r.on_data(&in_order(1, 0), Time(100 * MS), SYN_AT);
+        assert_eq!(r.delack_timeout(), ms(40));
+        // Each expiry doubles it (at most the RTO); the wait is bounded by
+        // the srtt: 80, then min(160, 100), then min(300, 100).
+        r.on_delack_timer();
+        assert_eq!(r.delack_timeout(), ms(80));
+        r.on_delack_timer();
+        assert_eq!(r.delack_timeout(), ms(100));
+        r.on_delack_timer();
+        assert_eq!(r.s.ato, ms(300));
+        // An arrival 60 ms after the last: ato / 2 + 60 = 210 ms (the wait
+        // still 100); then 10 ms later, at most half of ato_min apart: ato /
+        // 2 + 20, so 125, then 82.5 and 61.25 ms.
+        r.on_data(&in_order(2, 0), Time(160 * MS), SYN_AT);
+        assert_eq!((r.s.ato, r.delack_timeout()), (ms(210), ms(100)));
+        r.on_data(&in_order(3, 0), Time(170 * MS), SYN_AT);
+        assert_eq!(r.s.ato, ms(125));
+        r.on_data(&in_order(4, 0), Time(175 * MS), SYN_AT);
+        assert_eq!(r.delack_timeout(), Duration::from_micros(82_500));
+        r.on_data(&in_order(5, 0), Time(180 * MS), SYN_AT);
+        assert_eq!(r.delack_timeout(), Duration::from_micros(61_250));
     }
 }

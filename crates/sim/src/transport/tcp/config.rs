@@ -351,7 +351,7 @@ pub const TCP: TableDecl = TableDecl {
             "delack_interval",
             Ty::Time,
             "\"100ms\" (Linux-style: \"40ms\")",
-            "the delayed-ACK timer",
+            "the delayed-ACK timer (Linux-style with rwnd \"auto\": its least, adapted as Linux's)",
         ),
         Key::opt(
             "header",

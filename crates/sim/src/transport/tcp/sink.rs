@@ -15,7 +15,8 @@
 //! * Without `delayed_ack` every arrival is ACKed at once. With it (ns-2
 //!   DelAck, `RFC2581_immediate_ack_` and `SYN_immediate_ack_` on): if no
 //!   ACK is being held and the arrival is now the highest in-order packet,
-//!   it is held and the timer set to `delack_interval`, unless packets above
+//!   it is held and the timer set to `delack_interval` (a Linux receiver's
+//!   adaptive timeout, [`RcvWindow::delack_timeout`]), unless packets above
 //!   it have already arrived (it fills a gap) or it is packet 0 (the SYN).
 //!   Any other arrival (out of order, duplicate, or the second in-order
 //!   packet while one is held) cancels the timer and is ACKed at once. When
@@ -133,8 +134,12 @@ impl TcpSink {
             held: None,
             delack_deadline: None,
             ofo_pkts: 0,
-            rcv: (cfg.variant.is_linux() && cfg.rwnd_auto)
-                .then(|| Box::new(RcvWindow::new(RcvParams::linux(mss_payload)))),
+            rcv: (cfg.variant.is_linux() && cfg.rwnd_auto).then(|| {
+                Box::new(RcvWindow::new(RcvParams {
+                    ato_min: cfg.delack_interval,
+                    ..RcvParams::linux(mss_payload)
+                }))
+            }),
             syn_at: None,
         }
     }
@@ -228,7 +233,11 @@ impl TcpSink {
                 let is_syn = seg.seq == 0;
                 if !fills_gap && !is_syn {
                     self.held = Some(*seg);
-                    self.delack_deadline = Some(now + self.params.delack_interval);
+                    let wait = self
+                        .rcv
+                        .as_ref()
+                        .map_or(self.params.delack_interval, |r| r.delack_timeout());
+                    self.delack_deadline = Some(now + wait);
                     return delivered;
                 }
             }
@@ -248,6 +257,9 @@ impl TcpSink {
             Some(d) if now >= d => {
                 self.delack_deadline = None;
                 if let Some(held) = self.held.take() {
+                    if let Some(rcv) = self.rcv.as_mut() {
+                        rcv.on_delack_timer();
+                    }
                     self.ack(&held, None, acks);
                 }
             }
