@@ -213,6 +213,8 @@ struct RcvState {
 #[derive(Clone, Debug)]
 pub struct RcvWindow {
     params: RcvParams,
+    /// The window scale's unit, 2^`rcv_wscale` bytes (fixed at the SYN).
+    scale: u64,
     s: RcvState,
 }
 
@@ -227,6 +229,7 @@ impl RcvWindow {
         let rcv_wnd = space.min(u64::from(u16::MAX));
         RcvWindow {
             params,
+            scale: 1 << params.wscale(),
             s: RcvState {
                 established: false,
                 rcvbuf,
@@ -386,16 +389,15 @@ impl RcvWindow {
 
     /// The window an ACK sent now advertises, bytes (`tcp_select_window`).
     pub fn select_window(&mut self) -> u32 {
-        let scale = 1u64 << self.params.wscale();
-        let cur = (self.s.rcv_wup + self.s.rcv_wnd).saturating_sub(self.s.rcv_nxt);
-        let mut new = self.window_now(scale);
+        let cur = self.receive_window();
+        let mut new = self.window_now();
         if new < cur {
-            new = cur.div_ceil(scale) * scale;
+            new = cur.div_ceil(self.scale) * self.scale;
         }
         self.s.rcv_wnd = new;
         self.s.rcv_wup = self.s.rcv_nxt;
         self.s.quick = self.s.quick.saturating_sub(1);
-        (new.min(u64::from(u16::MAX) << self.params.wscale())) as u32
+        new.min(u64::from(u16::MAX) * self.scale) as u32
     }
 
     /// The application has read the in-order data an arrival delivered
@@ -420,12 +422,11 @@ impl RcvWindow {
             self.s.space_seq = self.s.first_end;
             self.s.space_at = now;
         }
-        let scale = 1u64 << self.params.wscale();
-        let cur = (self.s.rcv_wup + self.s.rcv_wnd).saturating_sub(self.s.rcv_nxt);
+        let cur = self.receive_window();
         if 2 * cur > self.s.window_clamp {
             return false;
         }
-        let new = self.window_now(scale);
+        let new = self.window_now();
         new != 0 && new >= 2 * cur
     }
 
@@ -537,7 +538,8 @@ impl RcvWindow {
     }
 
     /// `__tcp_select_window` with window scaling.
-    fn window_now(&mut self, scale: u64) -> u64 {
+    fn window_now(&mut self) -> u64 {
+        let scale = self.scale;
         let allowed = self.full_space();
         let full = self.s.window_clamp.min(allowed);
         let mss = self.s.rcv_mss.min(full);
@@ -551,6 +553,11 @@ impl RcvWindow {
         }
         let free = (free as u64).min(self.s.rcv_ssthresh);
         free.div_ceil(scale) * scale
+    }
+
+    /// `tcp_receive_window`: what is left of the window last advertised.
+    fn receive_window(&self) -> u64 {
+        (self.s.rcv_wup + self.s.rcv_wnd).saturating_sub(self.s.rcv_nxt)
     }
 
     /// `tcp_full_space`: the whole buffer as window.
@@ -608,7 +615,7 @@ mod test {
         // 1448 B; window scale ilog2(32 MiB) - 15 = 10.
         let r = rx();
         assert_eq!(r.syn_window(), 65160);
-        assert_eq!(r.params.wscale(), 10);
+        assert_eq!(r.scale, 1 << 10);
     }
 
     #[test]

@@ -670,12 +670,7 @@ mod test {
 
     #[test]
     fn test_linux_sink_advertises_linuxs_window_and_acks_every_packet_while_it_opens() {
-        let cfg = TcpConfig::linux(Variant::Cubic);
-        let mut rx = Rx {
-            sink: TcpSink::new(&cfg, 1448),
-            now: Time::ZERO,
-            acks: vec![],
-        };
+        let mut rx = linux_rx();
         // The SYN's answer: 65160 B, 45 segments of 1448 B, unscaled.
         rx.data(0);
         assert_eq!(rx.acks[0].wnd_bytes, Some(65160));
