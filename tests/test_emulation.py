@@ -54,12 +54,13 @@ def test_a_packet_takes_exactly_propagation_plus_transmission_time(accuracy):
     # between identical runs (bench/README.md), so it is reported, not
     # asserted.
     assert light["delay_p50_s"] - expected < 100e-6
-    # Nothing is lost. Packets sent in the window's last 50.8 ms arrive
-    # after it, as many as arrived in its first 50.8 ms having been sent
-    # before it: the counts agree to within the few that jitter moves
-    # across an edge.
+    # Nothing is lost, in the queue or anywhere else: over the whole run no
+    # sequence number below the highest received is missing. (Counting the
+    # window's packets in and out instead depends on wake-ups: one 10 ms
+    # stall at an edge moves 6 packets across it.)
     assert light["drops"] == 0
-    assert abs(light["delivered"] - light["sent"]) <= 0.001 * light["sent"]
+    assert light["missing_run"] == 0
+    assert light["delivered"] > 0
     assert accuracy["queues"]["light"]["utilization"] == pytest.approx(0.5, rel=0.005)
 
 
@@ -72,7 +73,11 @@ def test_an_overloaded_link_delivers_its_rate(accuracy):
     assert q["utilization"] == pytest.approx(1.0, abs=0.005)
     # What was not delivered was dropped at the queue: 1/6 of the offer.
     assert over["loss_rate"] == pytest.approx(1 / 6, abs=0.01)
+    # Over the whole run the receiver misses the packets the queue dropped,
+    # except those dropped after the last packet it received left the queue
+    # (a few ms of arrivals at the end), and nothing else.
     t = q["run_totals"]
+    assert t["drops"] - 60 <= over["missing_run"] <= t["drops"]
     assert t["arrivals"] == t["departures"] + t["drops"] + t["backlog_pkts"]
 
 

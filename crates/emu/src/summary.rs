@@ -106,6 +106,10 @@ pub fn build(sc: &Scenario, seed: u64, mut r: RouterReport, hosts: Vec<HostStats
                 let mut l = h.send_late_ns.clone();
                 o.insert("send_late_p50_s".into(), num(quantile_ns(&mut l, 0.5)));
                 o.insert("send_late_p99_s".into(), num(quantile_ns(&mut l, 0.99)));
+                // Sequence numbers that never arrived below the highest that
+                // did, over the whole run (sequence numbers start at 1).
+                let missing = h.udp_highest_seq.saturating_sub(h.udp_received_run);
+                o.insert("missing_run".into(), json!(missing));
             }
             if g.source.is_tcp() {
                 let info = h.info;

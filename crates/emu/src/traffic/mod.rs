@@ -108,6 +108,13 @@ pub struct HostStats {
     /// payload bytes, or UDP packets' bytes (headers included).
     pub delivered_bytes: u64,
     pub delivered_pkts: u64,
+    /// UDP, over the whole run: the datagrams the application received and
+    /// the highest sequence number among them. One link keeps a flow's
+    /// packets in order, so the numbers below the highest that never came
+    /// are the flow's losses, wherever they happened, whatever the timing
+    /// of this machine's wake-ups.
+    pub udp_received_run: u64,
+    pub udp_highest_seq: u64,
     /// UDP: one-way delay from the sending application to the receiving
     /// one, read from the timestamp each datagram carries.
     pub delay: DelayStats,

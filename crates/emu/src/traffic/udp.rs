@@ -80,6 +80,9 @@ impl Traffic {
             // late wake-up near the window's end loses nothing.
             let (mono, real) = (mono_ns(), realtime_ns());
             let at = Time(mono.saturating_sub(real.saturating_sub(arrived)).saturating_sub(self.t0));
+            let seq = u64::from_le_bytes(self.buf[0..8].try_into().expect("8 bytes"));
+            fl.stats.udp_received_run += 1;
+            fl.stats.udp_highest_seq = fl.stats.udp_highest_seq.max(seq);
             let sent = u64::from_le_bytes(self.buf[8..16].try_into().expect("8 bytes"));
             if self.window.contains(at) {
                 let d = arrived.saturating_sub(sent);
