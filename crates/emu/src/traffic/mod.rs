@@ -229,6 +229,16 @@ pub const TCP_COUNTERS: &[&str] = &[
     "TCPDSACKUndo",
     "TCPLossUndo",
     "TCPDSACKRecv",
+    "TCPSackRecoveryFail",
+    "TCPLossFailures",
+    "TCPSackFailures",
+    "TCPSpuriousRtxHostQueues",
+    "TCPOFODrop",
+    "TCPRcvQDrop",
+    "PruneCalled",
+    "TCPRcvCollapsed",
+    "TCPWantZeroWindowAdv",
+    "TCPToZeroWindowAdv",
 ];
 
 /// What the hosts saw: each flow's stats, the traced flows' series and the

@@ -329,6 +329,7 @@ impl<'s> Sim<'s> {
             pkt.n_sack = a.n_sack;
             pkt.sack = a.sack;
             pkt.wnd_bytes = a.wnd_bytes.unwrap_or(u32::MAX);
+            pkt.tsecr_ms = a.tsecr_ms;
             self.forward(m.dst, pkt);
         }
         self.acks = acks;
@@ -426,6 +427,7 @@ impl<'s> Sim<'s> {
                     ce: pkt.ecn == Ecn::Ce,
                     cwr: pkt.tcp_flags & tcp_flags::CWR != 0,
                     tsecr_ms: pkt.tsecr_ms,
+                    tsval_ms: crate::transport::linux::rcvwnd::ts_clock_ms(pkt.sent_at),
                 };
                 let mut acks = std::mem::take(&mut self.acks);
                 let t = self.tcp_mut(f);
@@ -485,6 +487,7 @@ impl<'s> Sim<'s> {
                     wnd_bytes: (pkt.wnd_bytes != u32::MAX).then_some(pkt.wnd_bytes),
                     // The receiver's clock when it sent the ACK (TSval).
                     tsval_ms: crate::transport::linux::rcvwnd::ts_clock_ms(pkt.sent_at),
+                    tsecr_ms: pkt.tsecr_ms,
                 };
                 let mut segs = std::mem::take(&mut self.segments);
                 let t = self.tcp_mut(f);

@@ -42,7 +42,9 @@
 //!   congestion control, cwnd = packets in flight + 1, exponential
 //!   backoff; Linux's RTT estimator and RTO ([`super::rtt`]). Linux's
 //!   one timer for RTO, RACK and TLP (`icsk_pending`) is kept: arming one
-//!   replaces the other.
+//!   replaces the other. An ACK re-arms it if it advances snd_una or
+//!   SACKs a packet sent before the head's last transmission
+//!   (`tcp_clean_rtx_queue`).
 //! * **ECN**: with the scenario's `ecn` (RFC 3168), new data is ECT(0), an
 //!   ECN echo starts a CWR reduction (once per window), and the next new
 //!   packet carries CWR. A congestion control that asks for ECN itself
@@ -68,13 +70,19 @@
 //!
 //! # Not modelled
 //!
-//! Undo of spurious reductions (it needs D-SACK, or timestamps on this
-//! side: the packets echo the receiver's, for its window, but the sender
-//! keeps none of its own), F-RTO, TSO and GSO (one packet per send),
-//! TCP small queues, Nagle, and the pacing credit for late timers. The RTT sample is
-//! taken as without timestamps: from the oldest packet never retransmitted
-//! that an ACK acknowledges cumulatively, unless it also acknowledges one
-//! ever retransmitted (Karn), else from the oldest newly SACKed one.
+//! Undo of spurious reductions (D-SACK and the timestamp test of
+//! `tcp_packet_delayed`), F-RTO, TSO and GSO (one packet per send), TCP
+//! small queues, Nagle, and the pacing credit for late timers.
+//!
+//! # Timestamps and the RTT sample
+//!
+//! Packets carry Linux's timestamps: data the sender's clock and the last
+//! ACK's, ACKs the data's by RFC 7323's rule (the sink's `ts_recent`). As
+//! in `tcp_ack_update_rtt`, the RTT sample is the oldest packet never
+//! retransmitted that an ACK covers cumulatively unless it covers a
+//! retransmitted one too (Karn), else the oldest newly SACKed, else, for
+//! an ACK over retransmitted data alone, the echo (whole milliseconds).
+//! Any sample resets the RTO's backoff.
 //!
 //! # Counters
 //!

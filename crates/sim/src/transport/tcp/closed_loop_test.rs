@@ -94,7 +94,8 @@ fn run(case: &Case) -> Outcome {
     while out.events < MAX_EVENTS {
         for s in segs.drain(..) {
             out.sent.insert(s.seq);
-            to_sink.push_back(s);
+            // The engine stamps each segment with the sender's clock (TSval).
+            to_sink.push_back((s, crate::transport::linux::rcvwnd::ts_clock_ms(now)));
         }
         // The engine stamps each ACK with the receiver's clock (TSval).
         to_sender.extend(acks.drain(..).map(|a| AckInfo {
@@ -125,14 +126,18 @@ fn run(case: &Case) -> Outcome {
         };
         now += STEP;
         if to_data {
-            let s = to_sink.pop_front().unwrap();
+            let (s, tsval_ms) = to_sink.pop_front().unwrap();
             let (lost, ce) = if s.ect && draws.percent(case.ce_pct) {
                 (false, true)
             } else {
                 (draws.percent(case.drop_pct), false)
             };
             if !lost {
-                let d = sink.on_data(&DataInfo::from_segment(&s, ce), now, &mut acks);
+                let data = DataInfo {
+                    tsval_ms,
+                    ..DataInfo::from_segment(&s, ce)
+                };
+                let d = sink.on_data(&data, now, &mut acks);
                 out.delivered.extend(d.from..d.to);
             }
         } else {

@@ -66,6 +66,8 @@ struct SinkParams {
     ecn: bool,
     /// Packet 0 is a SYN, not data.
     syn: bool,
+    /// The Linux-style family: ACKs echo the data's timestamps.
+    timestamps: bool,
 }
 
 /// Counters of one sink.
@@ -109,6 +111,10 @@ pub struct TcpSink {
     rcv: Option<Box<RcvWindow>>,
     /// When the SYN arrived.
     syn_at: Option<Time>,
+    /// With `timestamps`: the TSval to echo (`ts_recent`), and `next` when
+    /// the last ACK went out (`rcv_wup`, in packets).
+    ts_recent_ms: u32,
+    wup_next: u32,
 }
 
 impl TcpSink {
@@ -122,6 +128,7 @@ impl TcpSink {
                 sack: cfg.variant.sack(),
                 ecn: cfg.ecn,
                 syn: cfg.syn,
+                timestamps: cfg.variant.is_linux(),
             },
             stats: TcpSinkStats::default(),
             next: 0,
@@ -141,6 +148,8 @@ impl TcpSink {
                 }))
             }),
             syn_at: None,
+            ts_recent_ms: 0,
+            wup_next: 0,
         }
     }
 
@@ -169,6 +178,15 @@ impl TcpSink {
         self.stats.packets_received += 1;
         if seg.ect && seg.ce {
             self.ce_count = self.ce_count.wrapping_add(1);
+        }
+        // `tcp_replace_ts_recent`: the echo is the TSval of a segment that
+        // starts at or below where the last ACK left `rcv_nxt` (the one
+        // that filled it, not the ones after it), never moving back (PAWS).
+        if self.params.timestamps
+            && (seg.syn || seg.seq <= self.wup_next)
+            && seg.tsval_ms.wrapping_sub(self.ts_recent_ms) as i32 >= 0
+        {
+            self.ts_recent_ms = seg.tsval_ms;
         }
         let old_next = self.next;
         let dup = !self.receive(seg.seq);
@@ -356,6 +374,10 @@ impl TcpSink {
         }
         if self.params.sack {
             self.fill_sack(pkt.seq, &mut info);
+        }
+        if self.params.timestamps {
+            info.tsecr_ms = self.ts_recent_ms;
+            self.wup_next = self.next;
         }
         acks.push(info);
         self.stats.acks_sent += 1;
@@ -749,5 +771,45 @@ mod test {
         ns2.data(1);
         ns2.data(4);
         assert!(ns2.acks.is_empty());
+    }
+
+    #[test]
+    fn test_linux_sink_echoes_the_timestamp_of_the_segment_that_moved_its_left_edge() {
+        let stamped = |seq: u32, tsval_ms: u32| DataInfo {
+            seq,
+            syn: seq == 0,
+            tsval_ms,
+            ..DataInfo::default()
+        };
+        let mut rx = linux_rx();
+        rx.pkt(stamped(0, 5));
+        assert_eq!(rx.acks[0].tsecr_ms, 5);
+        rx.now = Time(100 * MS);
+        rx.pkt(stamped(1, 105));
+        assert_eq!((rx.acked(), rx.acks[0].tsecr_ms), (vec![Some(1)], 105));
+        // 2 is lost; 3 is held above the hole and ACKed at once, echoing
+        // 1's TSval still: 3 starts beyond where the last ACK left rcv_nxt.
+        rx.pkt(stamped(3, 107));
+        assert_eq!((rx.acked(), rx.acks[0].tsecr_ms), (vec![Some(1)], 105));
+        // 2's retransmission fills the hole: its own TSval is echoed.
+        rx.pkt(stamped(2, 300));
+        assert_eq!((rx.acked(), rx.acks[0].tsecr_ms), (vec![Some(3)], 300));
+        // In order until an ACK is delayed: the ACK of the pair echoes the
+        // first of the two (RFC 7323's rule for delayed ACKs).
+        let mut seq = 4;
+        loop {
+            rx.pkt(stamped(seq, 300 + seq));
+            if rx.acks.is_empty() {
+                break;
+            }
+            seq += 1;
+            assert!(seq < 60, "still ACKing every packet");
+        }
+        rx.pkt(stamped(seq + 1, 301 + seq));
+        assert_eq!((rx.acked(), rx.acks[0].tsecr_ms), (vec![Some(seq + 1)], 300 + seq));
+        // ns-2's sink keeps no timestamps.
+        let mut ns2 = Rx::new(&sack_cfg());
+        ns2.pkt(stamped(0, 5));
+        assert_eq!(ns2.acks[0].tsecr_ms, 0);
     }
 }

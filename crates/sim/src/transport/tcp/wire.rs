@@ -65,6 +65,9 @@ pub struct AckInfo {
     /// The timestamp the ACK carries (TSval): the receiver's clock in
     /// milliseconds when it sent the ACK, set by the engine.
     pub tsval_ms: u32,
+    /// The Linux-style family's echo of the data's timestamp (TSecr,
+    /// `ts_recent`); 0 from ns-2's sink, which keeps no timestamps.
+    pub tsecr_ms: u32,
 }
 
 impl AckInfo {
@@ -94,6 +97,9 @@ pub struct DataInfo {
     pub cwr: bool,
     /// The segment's timestamp echo ([`Segment::tsecr_ms`]).
     pub tsecr_ms: u32,
+    /// The segment's own timestamp (TSval): the sender's clock in
+    /// milliseconds when it sent the segment, set by the engine.
+    pub tsval_ms: u32,
 }
 
 impl DataInfo {
@@ -107,6 +113,7 @@ impl DataInfo {
             ce: ce && seg.ect,
             cwr: seg.cwr,
             tsecr_ms: seg.tsecr_ms,
+            tsval_ms: 0,
         }
     }
 }

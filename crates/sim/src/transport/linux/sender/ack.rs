@@ -4,6 +4,7 @@
 //! loss probe's answer, PRR, and the congestion control's hooks.
 
 use super::*;
+use crate::transport::linux::rcvwnd::ts_clock_ms;
 
 /// What one ACK delivered, gathered while marking (`tcp_sacktag_state`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -149,10 +150,19 @@ impl LinuxSender {
         // the minimum and the rate sample from the newest SACKed, else the
         // newest acknowledged cumulatively.
         let cum = |t: Option<Time>| t.filter(|_| !g.retrans_acked);
-        let ca_rtt = g.sack_newest.or(cum(g.cum_newest)).map(|t| now.saturating_since(t));
-        if let Some(t) = cum(g.cum_oldest).or(g.sack_oldest) {
-            self.rtt
-                .sample(now.saturating_since(t), self.tcp.snd_una, self.tcp.snd_nxt);
+        let mut ca_rtt = g.sack_newest.or(cum(g.cum_newest)).map(|t| now.saturating_since(t));
+        let mut seq_rtt = cum(g.cum_oldest).or(g.sack_oldest).map(|t| now.saturating_since(t));
+        if seq_rtt.is_none() && advanced && ack.tsecr_ms != 0 {
+            // `tcp_rtt_tsopt_us`: an ACK of retransmitted data alone is
+            // timed by the timestamp it echoes, in whole milliseconds.
+            let ms = ts_clock_ms(now).wrapping_sub(ack.tsecr_ms);
+            if (ms as i32) >= 0 {
+                let r = Duration::from_millis(u64::from(ms)).max(Duration::from_micros(1));
+                (seq_rtt, ca_rtt) = (Some(r), Some(r));
+            }
+        }
+        if let Some(r) = seq_rtt {
+            self.rtt.sample(r, self.tcp.snd_una, self.tcp.snd_nxt);
             self.rtt.reset_backoff();
             self.tcp.srtt = self.rtt.srtt();
         }
@@ -173,7 +183,13 @@ impl LinuxSender {
         // is read, so BBR's packet conservation (`in_flight + acked`) and
         // the rest below see it.
         self.refresh_in_flight();
-        if advanced && !reo_armed && !self.schedule_loss_probe(now, true) {
+        // The timers again (`FLAG_SET_XMIT_TIMER`) when the ACK advanced
+        // snd_una, or SACKed a packet first sent before the head's last
+        // transmission (`tcp_clean_rtx_queue`): in recovery, the SACKs of
+        // the flight sent before a retransmitted head keep its RTO off.
+        let head_sent = self.q.front().map(|s| s.sent_at);
+        let sack_rearm = !advanced && g.sack_oldest.is_some_and(|t| head_sent.is_some_and(|h| t < h));
+        if (advanced || sack_rearm) && !reo_armed && !self.schedule_loss_probe(now, true) {
             self.rearm_rto(now);
         }
 

@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::transport::linux::cc::INFINITE_SSTHRESH as INFINITE;
+use crate::transport::linux::rcvwnd::ts_clock_ms;
 use crate::transport::linux::reno::Reno;
 
 fn ms(x: u64) -> Time {
@@ -453,6 +454,25 @@ fn test_an_ack_that_covers_a_retransmission_gives_no_rtt_sample() {
 }
 
 #[test]
+fn test_an_ack_of_a_retransmission_is_timed_by_its_timestamp_echo() {
+    let mut s = established_without_tlp();
+    let mut out = vec![];
+    s.on_timer(ms(400), &mut out);
+    // The same ACK as above, echoing the TSval of the original 1 (sent at
+    // 100 ms): `tcp_rtt_tsopt_us` times it, 350 ms. srtt = 100 + (350 -
+    // 100) / 8 = 131.25 ms; mdev (4 x 50 ms after the first sample) grows
+    // by 250 - 50 to 400 ms, above its maximum, so rttvar = 400 ms; RTO =
+    // 131.25 + 400 ms, its backoff gone.
+    let echo = AckInfo {
+        tsecr_ms: ts_clock_ms(ms(100)),
+        ..ack(5)
+    };
+    s.on_ack(&echo, ms(450), &mut out);
+    assert_eq!(s.srtt(), Duration::from_micros(131_250));
+    assert_eq!(s.rto(), Duration::from_micros(531_250));
+}
+
+#[test]
 fn test_the_reordering_degree_is_the_distance_to_the_highest_sack() {
     let mut s = established(LinuxParams::default());
     let mut out = vec![];
@@ -679,4 +699,28 @@ fn test_a_closed_window_with_nothing_out_is_probed_at_the_rto_backed_off() {
     );
     assert_eq!(seqs(&out), vec![11, 12, 13]);
     assert!(out.iter().all(|p| !p.probe));
+}
+
+#[test]
+fn test_in_recovery_sacks_of_packets_sent_before_the_retransmitted_head_push_its_rto_back() {
+    // RFC 6675's marking, so that no reordering timer shares the timer.
+    let (mut s, _) = lose_packet_3(LinuxParams {
+        rack: false,
+        ..LinuxParams::default()
+    });
+    assert_eq!(s.timer_deadline(), Some(ms(201) + s.rto()));
+    // 7 and 8 left at 100 ms, before 3 went again at 201 ms: each SACK of
+    // them arms the RTO an RTO from its arrival (`tcp_clean_rtx_queue`).
+    let mut out = vec![];
+    s.on_ack(&sack(2, &[(4, 8)]), ms(260), &mut out);
+    assert_eq!(s.timer_deadline(), Some(ms(260) + s.rto()));
+    s.on_ack(&sack(2, &[(4, 9)]), ms(261), &mut out);
+    assert_eq!(s.timer_deadline(), Some(ms(261) + s.rto()));
+    // PRR's new packet 17 left then, after the head: its SACK leaves the
+    // RTO where it was, so a lost retransmission still times out.
+    assert_eq!(seqs(&out), vec![17]);
+    let armed = s.timer_deadline();
+    s.on_ack(&sack(2, &[(4, 9), (17, 18)]), ms(361), &mut out);
+    assert_eq!(s.ca_state(), CaState::Recovery);
+    assert_eq!(s.timer_deadline(), armed);
 }
