@@ -26,8 +26,8 @@ agree within 5% (bench/ns3/README.md, "FQ-PIE and COBALT against ns-3").
 
 With `--tcp linux-reno|cubic|bbr|dctcp` aqmlab's flows are its Linux-style
 family with the variant's defaults (`traffic[0].tcp = {variant = ...}`, only
-the header set to ns-3's 42 B and the window fixed, `rwnd = "10000pkt"`, as
-ns-3's) and ns-3 runs the matching congestion control
+the header set to ns-3's 42 B, the window fixed, `rwnd = "10000pkt"`, and
+timestamps off, as ns-3's) and ns-3 runs the matching congestion control
 (bench/ns3/README.md, "CUBIC, BBR and DCTCP against ns-3"); the table then
 also gives the bottleneck's ECN mark rate and utilisation, and so does the
 markdown table. `red_step` is RED as a step ECN marker at 20 packets, for
@@ -151,9 +151,10 @@ def run_aqmlab(flows: int, qdisc: str, seed: int, args: argparse.Namespace) -> d
         # The family's defaults; only the header is ns-3's (dumbbell-a1.toml),
         # and the receiver's window: ns-3 has a fixed 2 MiB buffer and no
         # autotuning, so aqmlab's window is fixed too, effectively unlimited
-        # (its default since engine 0.8.0 is Linux's autotuned window).
+        # (its default since engine 0.8.0 is Linux's autotuned window); and
+        # timestamps are off, as ns-3's are set (`Timestamp` false).
         del over["traffic[0].tcp.variant"]
-        over["traffic[0].tcp"] = {"variant": args.tcp, "header": "42B", "rwnd": "10000pkt"}
+        over["traffic[0].tcp"] = {"variant": args.tcp, "header": "42B", "rwnd": "10000pkt", "timestamps": False}
     if qdisc == "droptail":
         over["topology.qdisc"] = DROPTAIL
     elif qdisc == "red_step":

@@ -242,7 +242,7 @@ fn full_linux_tcp() -> Value {
         "variant": "linux-reno", "initial_window": 10, "rwnd": "100pkt", "initial_ssthresh": "64pkt",
         "dupack_threshold": 3, "min_rto": "200ms", "max_rto": "120s", "initial_rto": "1s", "ecn": true,
         "syn": true, "delayed_ack": true, "delack_interval": "40ms", "header": "40B", "pacing": true,
-        "rack": true, "tlp": true, "prr": true,
+        "rack": true, "tlp": true, "prr": true, "timestamps": true,
     })
 }
 
@@ -483,7 +483,7 @@ fn traffic_cases() -> Vec<Case> {
     // Each TCP family reads only its own keys: the other's are allowed in
     // the table (the reader names them) but not with this variant.
     for (label, table, other) in [
-        ("tcp table (ns-2)", full_tcp(), &["pacing", "rack", "tlp", "prr"][..]),
+        ("tcp table (ns-2)", full_tcp(), &["pacing", "rack", "tlp", "prr", "timestamps"][..]),
         (
             "tcp table (Linux-style)",
             full_linux_tcp(),

@@ -131,6 +131,9 @@ pub struct LinuxParams {
     pub rack: bool,
     pub tlp: bool,
     pub prr: bool,
+    /// TCP timestamps: data echo the ACKs' (the receiver times its round
+    /// trip by them), ACKs of retransmitted data are timed by theirs.
+    pub timestamps: bool,
     /// Linux's `tp->reordering` (`sysctl_tcp_reordering`, 3).
     pub dupthresh: u32,
     pub rto: RtoBounds,
@@ -152,6 +155,7 @@ impl Default for LinuxParams {
             rack: true,
             tlp: true,
             prr: true,
+            timestamps: true,
             dupthresh: 3,
             rto: RtoBounds::default(),
             mss: 1500,

@@ -172,6 +172,9 @@ pub struct TcpConfig {
     pub rack: bool,
     pub tlp: bool,
     pub prr: bool,
+    /// The Linux-style family: TCP timestamps (Linux's `tcp_timestamps`),
+    /// for the sender's RTT samples and the receiver's round trip.
+    pub timestamps: bool,
 }
 
 impl Default for TcpConfig {
@@ -200,6 +203,7 @@ impl Default for TcpConfig {
             rack: true,
             tlp: true,
             prr: true,
+            timestamps: true,
         }
     }
 }
@@ -235,6 +239,7 @@ impl TcpConfig {
             rack: self.rack,
             tlp: self.tlp,
             prr: self.prr,
+            timestamps: self.timestamps,
             dupthresh: self.dupack_threshold,
             rto,
             mss,
@@ -373,6 +378,12 @@ pub const TCP: TableDecl = TableDecl {
             "true",
             "Linux-style: PRR sets cwnd in recovery (false: cwnd = ssthresh at once)",
         ),
+        Key::opt(
+            "timestamps",
+            Ty::Bool,
+            "true",
+            "Linux-style: TCP timestamps, for RTT samples of retransmitted data and the receiver's round trip",
+        ),
     ]],
 };
 
@@ -387,7 +398,7 @@ const NS2_ONLY: [&str; 7] = [
     "max_burst",
 ];
 /// Keys only the Linux-style family reads.
-const LINUX_ONLY: [&str; 4] = ["pacing", "rack", "tlp", "prr"];
+const LINUX_ONLY: [&str; 5] = ["pacing", "rack", "tlp", "prr", "timestamps"];
 
 /// `rto = { fixed = "40ms" }`.
 pub const RTO_FIXED: TableDecl = TableDecl {
@@ -429,7 +440,13 @@ impl TcpConfig {
                 cx.err(&t.key_path(key), format!("applies only to {family}; this group's variant is {:?}", c.variant.name()));
             }
         }
-        for (key, field) in [("pacing", &mut c.pacing), ("rack", &mut c.rack), ("tlp", &mut c.tlp), ("prr", &mut c.prr)] {
+        for (key, field) in [
+            ("pacing", &mut c.pacing),
+            ("rack", &mut c.rack),
+            ("tlp", &mut c.tlp),
+            ("prr", &mut c.prr),
+            ("timestamps", &mut c.timestamps),
+        ] {
             if linux {
                 if let Some(b) = t.opt(cx, key, parse_bool) {
                     *field = b;

@@ -128,7 +128,7 @@ impl TcpSink {
                 sack: cfg.variant.sack(),
                 ecn: cfg.ecn,
                 syn: cfg.syn,
-                timestamps: cfg.variant.is_linux(),
+                timestamps: cfg.variant.is_linux() && cfg.timestamps,
             },
             stats: TcpSinkStats::default(),
             next: 0,
@@ -807,9 +807,15 @@ mod test {
         }
         rx.pkt(stamped(seq + 1, 301 + seq));
         assert_eq!((rx.acked(), rx.acks[0].tsecr_ms), (vec![Some(seq + 1)], 300 + seq));
-        // ns-2's sink keeps no timestamps.
+        // ns-2's sink keeps no timestamps, nor the family's with them off.
         let mut ns2 = Rx::new(&sack_cfg());
         ns2.pkt(stamped(0, 5));
         assert_eq!(ns2.acks[0].tsecr_ms, 0);
+        let mut off = Rx::new(&TcpConfig {
+            timestamps: false,
+            ..TcpConfig::linux(Variant::Cubic)
+        });
+        off.pkt(stamped(0, 5));
+        assert_eq!(off.acks[0].tsecr_ms, 0);
     }
 }

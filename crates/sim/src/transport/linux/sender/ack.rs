@@ -46,7 +46,9 @@ impl LinuxSender {
         }
         // `tcp_replace_ts_recent`: the receiver sends no data, so every
         // ACK's timestamp is the one to echo.
-        self.ts_recent_ms = ack.tsval_ms;
+        if self.params.timestamps {
+            self.ts_recent_ms = ack.tsval_ms;
+        }
         if let Some(w) = ack.wnd_bytes {
             self.update_window(w, una_new > prior_una);
         }
@@ -152,7 +154,7 @@ impl LinuxSender {
         let cum = |t: Option<Time>| t.filter(|_| !g.retrans_acked);
         let mut ca_rtt = g.sack_newest.or(cum(g.cum_newest)).map(|t| now.saturating_since(t));
         let mut seq_rtt = cum(g.cum_oldest).or(g.sack_oldest).map(|t| now.saturating_since(t));
-        if seq_rtt.is_none() && advanced && ack.tsecr_ms != 0 {
+        if seq_rtt.is_none() && advanced && self.params.timestamps && ack.tsecr_ms != 0 {
             // `tcp_rtt_tsopt_us`: an ACK of retransmitted data alone is
             // timed by the timestamp it echoes, in whole milliseconds.
             let ms = ts_clock_ms(now).wrapping_sub(ack.tsecr_ms);

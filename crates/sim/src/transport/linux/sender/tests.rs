@@ -470,6 +470,16 @@ fn test_an_ack_of_a_retransmission_is_timed_by_its_timestamp_echo() {
     s.on_ack(&echo, ms(450), &mut out);
     assert_eq!(s.srtt(), Duration::from_micros(131_250));
     assert_eq!(s.rto(), Duration::from_micros(531_250));
+    // With timestamps off the echo is not read: Karn's rule alone.
+    let mut s = established(LinuxParams {
+        tlp: false,
+        timestamps: false,
+        ..LinuxParams::default()
+    });
+    s.on_timer(ms(400), &mut out);
+    s.on_ack(&echo, ms(450), &mut out);
+    assert_eq!(s.srtt(), Duration::from_millis(100));
+    assert_eq!(s.rto(), Duration::from_millis(600));
 }
 
 #[test]
