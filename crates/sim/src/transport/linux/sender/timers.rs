@@ -60,7 +60,8 @@ impl LinuxSender {
     }
 
     /// `tcp_send_loss_probe`: a new packet if there is one, ignoring cwnd,
-    /// else the last packet again.
+    /// else the last packet again. Unlike Linux's, a new packet ignores
+    /// pacing too (bench/README.md, "The RTO in recovery", says why).
     pub(super) fn send_loss_probe(&mut self, now: Time, out: &mut Vec<Segment>) {
         if self.tlp_high_seq.is_none() {
             let nxt = self.tcp.snd_nxt;
