@@ -60,8 +60,14 @@
 //!   `rwnd = N` the window is N packets. With data waiting, nothing out
 //!   and no whole packet allowed, a zero-window probe (a header with an
 //!   acknowledged sequence number) goes out an RTO later, backed off
-//!   (`tcp_probe_timer`). Every packet echoes the timestamp of the last
-//!   ACK (TSecr), from which the receiver times its round trip.
+//!   (`tcp_probe_timer`).
+//! * **Timestamps** (`timestamps`): data carry the sender's clock and the
+//!   last ACK's (the receiver times its round trip by it), ACKs the data's
+//!   by RFC 7323's rule (the sink's `ts_recent`). The RTT sample is, as in
+//!   `tcp_ack_update_rtt`, the oldest packet never retransmitted that an
+//!   ACK covers cumulatively unless it covers a retransmitted one (Karn),
+//!   else the oldest newly SACKed, else, for an ACK of retransmitted data
+//!   alone, the echo (whole ms); any sample resets the RTO's backoff.
 //! * **Pacing** (`tcp_wstamp_ns`): when the congestion control needs it
 //!   (BBR) or `pacing = true`, each packet after the first 10 waits
 //!   size / pacing rate after the one before. Without a congestion control
@@ -72,17 +78,8 @@
 //!
 //! Undo of spurious reductions (D-SACK and the timestamp test of
 //! `tcp_packet_delayed`), F-RTO, TSO and GSO (one packet per send), TCP
-//! small queues, Nagle, and the pacing credit for late timers.
-//!
-//! # Timestamps and the RTT sample
-//!
-//! Packets carry Linux's timestamps: data the sender's clock and the last
-//! ACK's, ACKs the data's by RFC 7323's rule (the sink's `ts_recent`). As
-//! in `tcp_ack_update_rtt`, the RTT sample is the oldest packet never
-//! retransmitted that an ACK covers cumulatively unless it covers a
-//! retransmitted one too (Karn), else the oldest newly SACKed, else, for
-//! an ACK over retransmitted data alone, the echo (whole milliseconds).
-//! Any sample resets the RTO's backoff.
+//! small queues, Nagle, the pacing credit for late timers, and a probe's
+//! wait for pacing (`tcp_pacing_check` in the probe's `tcp_write_xmit`).
 //!
 //! # Counters
 //!
@@ -131,8 +128,7 @@ pub struct LinuxParams {
     pub rack: bool,
     pub tlp: bool,
     pub prr: bool,
-    /// TCP timestamps: data echo the ACKs' (the receiver times its round
-    /// trip by them), ACKs of retransmitted data are timed by theirs.
+    /// TCP timestamps (see the module doc).
     pub timestamps: bool,
     /// Linux's `tp->reordering` (`sysctl_tcp_reordering`, 3).
     pub dupthresh: u32,
