@@ -609,6 +609,14 @@ mod test {
         }
     }
 
+    /// Segment `n - 1` arrives in order at `at_ms`, is ACKed with the
+    /// window and read; returns whether the read sent a window update.
+    fn arrive_and_read(r: &mut RcvWindow, n: u64, at_ms: u64) -> bool {
+        r.on_data(&in_order(n, 0), Time(at_ms * MS), SYN_AT);
+        r.select_window();
+        r.on_read(Time(at_ms * MS))
+    }
+
     #[test]
     fn test_the_syn_offers_the_default_buffers_half_in_whole_segments() {
         // 131072 B x 128/256 = 65536 B, rounded down to 45 segments of
@@ -641,9 +649,7 @@ mod test {
     fn test_the_window_stops_at_the_buffer_less_what_is_unread() {
         let mut r = rx();
         for n in 1..=40 {
-            r.on_data(&in_order(n, 0), Time((100 + n) * MS), SYN_AT);
-            r.select_window();
-            r.on_read(Time((100 + n) * MS));
+            arrive_and_read(&mut r, n, 100 + n);
         }
         // rcv_ssthresh grew 2 segments at a time to the free space with
         // one unread segment, 79451 B; the clamp is 80896.
@@ -665,9 +671,7 @@ mod test {
         // TSval (no new sample). Reads before 200 ms fall inside the round
         // trip the measure started with the first data, at 100 ms.
         for n in 2..=21 {
-            r.on_data(&in_order(n, 0), Time((150 + n) * MS), SYN_AT);
-            r.select_window();
-            r.on_read(Time((150 + n) * MS));
+            arrive_and_read(&mut r, n, 150 + n);
             assert_eq!(r.rcvbuf(), 131_072);
         }
         r.on_data(&in_order(22, 0), Time(200 * MS), SYN_AT);
@@ -734,9 +738,7 @@ mod test {
         assert_eq!(r.select_window(), 28672);
         assert!(r.on_read(Time(140 * MS)));
         // An ordinary arrival's read does not.
-        r.on_data(&in_order(39, 0), Time(141 * MS), SYN_AT);
-        r.select_window();
-        assert!(!r.on_read(Time(141 * MS)));
+        assert!(!arrive_and_read(&mut r, 39, 141));
     }
 
     #[test]
