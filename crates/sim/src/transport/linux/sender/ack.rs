@@ -189,8 +189,9 @@ impl LinuxSender {
         // snd_una, or SACKed a packet first sent before the head's last
         // transmission (`tcp_clean_rtx_queue`): in recovery, the SACKs of
         // the flight sent before a retransmitted head keep its RTO off.
-        let head_sent = self.q.front().map(|s| s.sent_at);
-        let sack_rearm = !advanced && g.sack_oldest.is_some_and(|t| head_sent.is_some_and(|h| t < h));
+        let sack_rearm = !advanced
+            && g.sack_oldest
+                .is_some_and(|t| self.q.front().is_some_and(|h| t < h.sent_at));
         if (advanced || sack_rearm) && !reo_armed && !self.schedule_loss_probe(now, true) {
             self.rearm_rto(now);
         }
